@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type checkOptions struct {
+	strict bool
+	j      jsonFlags
+}
+
+type findingJSON struct {
+	Code     string `json:"code"`
+	Severity string `json:"severity"`
+	Path     string `json:"path"`
+	Claim    string `json:"claim,omitempty"`
+	Owner    string `json:"owner,omitempty"`
+	Message  string `json:"message"`
+}
+
+type checkJSON struct {
+	Allow    bool          `json:"allow"`
+	Tool     string        `json:"tool,omitempty"`
+	Findings []findingJSON `json:"findings"`
+}
+
+func newCmdCheck(f *factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Ask the room before acting",
+	}
+	opts := &checkOptions{}
+	bw := &cobra.Command{
+		Use:   "before-write <path>... [--strict]",
+		Short: "May I write these paths? Appends nothing; --strict exits 4 on a stop",
+		Args:  cobra.MinimumNArgs(1),
+		RunE:  func(c *cobra.Command, args []string) error { return runCheck(f, opts, args) },
+	}
+	bw.Flags().BoolVar(&opts.strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bw, &opts.j)
+	c.AddCommand(bw)
+	return c
+}
+
+func runCheck(f *factory, opts *checkOptions, args []string) error {
+	o, err := f.Identity()
+	if err != nil {
+		return err
+	}
+	res, err := checkPaths(f, o, args)
+	if err != nil {
+		return err
+	}
+	out := toCheckJSON(o, res)
+	if opts.j.on() {
+		if err := f.printJSON(&opts.j, out); err != nil {
+			return err
+		}
+	} else {
+		for _, fd := range out.Findings {
+			fmt.Fprintf(f.out, "%-5s %-18s %s: %s\n", fd.Severity, fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
+		}
+		fmt.Fprintf(f.out, "allow: %v\n", out.Allow)
+	}
+	if opts.strict && !res.Allow {
+		return &exitError{code: ExitStop}
+	}
+	return nil
+}
+
+// checkPaths runs the write check for paths given on the command line.
+func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, error) {
+	pc, err := f.PathContext()
+	if err != nil {
+		return facts.CheckResult{}, err
+	}
+	var paths []string
+	for _, a := range args {
+		p, err := facts.RepoPath(a, pc, true)
+		if err != nil {
+			return facts.CheckResult{}, err
+		}
+		paths = append(paths, p)
+	}
+	st, err := f.State()
+	if err != nil {
+		return facts.CheckResult{}, err
+	}
+	return st.CheckBeforeWrite(o, paths, f.mustNow()), nil
+}
+
+func toCheckJSON(o facts.Owner, res facts.CheckResult) checkJSON {
+	out := checkJSON{Allow: res.Allow, Tool: o.Tool, Findings: []findingJSON{}}
+	for _, fd := range res.Findings {
+		fj := findingJSON{Code: fd.Code, Severity: fd.Severity, Path: fd.Path, Claim: fd.Claim, Message: facts.Sanitize(fd.Message, 1000)}
+		if fd.Owner.Tool != "" {
+			fj.Owner = fd.Owner.String()
+		}
+		out.Findings = append(out.Findings, fj)
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type problemJSON struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Path    string `json:"path,omitempty"`
+}
+
+type reapJSON struct {
+	Kind   string   `json:"kind"`
+	ID     string   `json:"id"`
+	Owner  string   `json:"owner"`
+	Target string   `json:"target,omitempty"`
+	Scopes []string `json:"scopes,omitempty"`
+	Reason string   `json:"reason"`
+	Since  string   `json:"since"`
+	Fact   string   `json:"fact,omitempty"`
+}
+
+type doctorJSON struct {
+	OK       bool          `json:"ok"`
+	Problems []problemJSON `json:"problems"`
+	Reaped   []reapJSON    `json:"reaped"`
+	Applied  bool          `json:"applied"`
+}
+
+type doctorOptions struct {
+	reap, apply bool
+	j           jsonFlags
+}
+
+func newCmdDoctor(f *factory) *cobra.Command {
+	opts := &doctorOptions{}
+	c := &cobra.Command{
+		Use:   "doctor [--reap-stale] [--apply]",
+		Short: "Check the ledger's integrity; --reap-stale lists (with --apply closes) expired claims of silent owners and 30-day-old handoffs",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runDoctor(f, opts) },
+	}
+	c.Flags().BoolVar(&opts.reap, "reap-stale", false, "list what the reaper would close")
+	c.Flags().BoolVar(&opts.apply, "apply", false, "with --reap-stale: append the closing facts (authored by rally)")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func runDoctor(f *factory, opts *doctorOptions) error {
+	if opts.apply && !opts.reap {
+		return &usageError{msg: "--apply goes with --reap-stale", hint: "git rally doctor --reap-stale --apply"}
+	}
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	problems, err := l.Doctor(5000)
+	if err != nil {
+		return err
+	}
+	out := doctorJSON{Problems: []problemJSON{}, Reaped: []reapJSON{}}
+	for _, p := range problems {
+		out.Problems = append(out.Problems, problemJSON{Code: p.Code, Message: p.Message, Path: p.Path})
+	}
+	if opts.reap {
+		st, err := l.Read()
+		if err != nil {
+			return err
+		}
+		now := f.mustNow()
+		items := st.ReapCandidates(now)
+		written := map[string]string{}
+		if opts.apply && len(items) > 0 {
+			fs, err := l.Append(facts.Reap())
+			if err != nil {
+				return err
+			}
+			for _, w := range fs {
+				written[w.Ref] = w.ID
+			}
+			out.Applied = true
+			st, _ = l.Read()
+		}
+		for _, it := range items {
+			out.Reaped = append(out.Reaped, reapJSON{Kind: it.Kind, ID: it.ID, Owner: it.Owner.String(), Target: it.Target,
+				Scopes: it.Scopes, Reason: it.Reason, Since: facts.FormatTime(it.Since), Fact: written[it.ID]})
+		}
+	}
+	out.OK = len(out.Problems) == 0
+	if opts.j.on() {
+		if err := f.printJSON(&opts.j, out); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range out.Problems {
+			fmt.Fprintf(f.out, "problem %s: %s\n", p.Code, p.Message)
+		}
+		verb := "would reap"
+		if out.Applied {
+			verb = "reaped"
+		}
+		for _, r := range out.Reaped {
+			fmt.Fprintf(f.out, "%s %s %s of %s (%s since %s)\n", verb, r.Kind, r.ID, r.Owner, r.Reason, r.Since)
+		}
+		if out.OK {
+			fmt.Fprintln(f.out, "ledger ok")
+		}
+	}
+	if !out.OK {
+		codes := []string{}
+		for _, p := range out.Problems {
+			codes = append(codes, p.Code)
+		}
+		return fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+type handoffOptions struct {
+	target, subject, body, revision, ackWithin string
+	files                                      []string
+	j                                          jsonFlags
+}
+
+func newCmdHandoff(f *factory) *cobra.Command {
+	opts := &handoffOptions{}
+	c := &cobra.Command{
+		Use:   "handoff --target <tool> --subject <text> [--body] [--file P]... [--revision R] [--ack-within D]",
+		Short: "Record who should take what (recording is not delivery; delivery is not acceptance)",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runHandoff(f, opts) },
+	}
+	c.Flags().StringVar(&opts.target, "target", "", "the receiving tool id")
+	c.Flags().StringVar(&opts.subject, "subject", "", "one line: what to take")
+	c.Flags().StringVar(&opts.body, "body", "", "details")
+	c.Flags().StringArrayVar(&opts.files, "file", nil, "a path that goes with it (repeat)")
+	c.Flags().StringVar(&opts.revision, "revision", "", "a git revision that goes with it")
+	c.Flags().StringVar(&opts.ackWithin, "ack-within", "", "reply deadline, e.g. 30m or 2h")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func runHandoff(f *factory, opts *handoffOptions) error {
+	o, err := f.Identity()
+	if err != nil {
+		return err
+	}
+	if opts.target == "" {
+		return &usageError{msg: "handoff needs --target <tool>", hint: "git rally room   # see who is here"}
+	}
+	if strings.TrimSpace(opts.subject) == "" {
+		return &usageError{msg: "handoff needs --subject <text>"}
+	}
+	if opts.target == o.Tool {
+		return usagef("handoff to yourself (%s)", o.Tool)
+	}
+	fact := &facts.Fact{Kind: facts.KindHandoff, Tool: o.Tool, Session: o.Session, Target: opts.target,
+		Subject: opts.subject, Body: opts.body}
+	if len(opts.files) > 0 {
+		pc, err := f.PathContext()
+		if err != nil {
+			return err
+		}
+		for _, p := range opts.files {
+			rp, err := facts.RepoPath(p, pc, true)
+			if err != nil {
+				return err
+			}
+			fact.Files = append(fact.Files, rp)
+		}
+	}
+	if opts.revision != "" {
+		rev, err := resolveRevision(f, opts.revision)
+		if err != nil {
+			return err
+		}
+		fact.Revision = rev
+	}
+	if opts.ackWithin != "" {
+		d, err := parseDuration("--ack-within", opts.ackWithin)
+		if err != nil {
+			return err
+		}
+		fact.AckBy = facts.FormatTime(f.mustNow().Add(d))
+	}
+	_, err = f.appendFacts(&opts.j, facts.Simple(fact))
+	return err
+}
+
+func resolveRevision(f *factory, rev string) (string, error) {
+	r, err := f.Repo()
+	if err != nil {
+		return "", err
+	}
+	out, err := refs.Git(dirOf(r), nil, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
+	if err != nil {
+		return "", &usageError{msg: fmt.Sprintf("--revision %q is not a commit in this repository", rev), hint: "git log --oneline -5"}
+	}
+	return strings.TrimSpace(out), nil
+}
+
+type answerOptions struct {
+	subject, body string
+	j             jsonFlags
+}
+
+// newCmdAnswer builds receipt and resolve: the target's answers to a
+// handoff (resolve also lifts a blocker or a risk).
+func newCmdAnswer(f *factory, kind string) *cobra.Command {
+	opts := &answerOptions{}
+	short := "Acknowledge a handoff addressed to you (arrived, not done)"
+	if kind == facts.KindResolve {
+		short = "Resolve a handoff addressed to you, or lift a blocker or risk"
+	}
+	c := &cobra.Command{
+		Use:   kind + " <id>",
+		Short: short,
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			l, err := f.Ledger()
+			if err != nil {
+				return err
+			}
+			target, err := l.Find(args[0])
+			if err != nil {
+				return err
+			}
+			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Ref: target.ID, Subject: opts.subject, Body: opts.body}
+			_, err = f.appendFacts(&opts.j, facts.Answer(fact, target))
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "one line")
+	c.Flags().StringVar(&opts.body, "body", "", "details")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+type artifactOptions struct {
+	ref, target, subject, body, uri, revision string
+	files, evidence                           []string
+	j                                         jsonFlags
+}
+
+func newCmdArtifact(f *factory) *cobra.Command {
+	opts := &artifactOptions{}
+	c := &cobra.Command{
+		Use:   "artifact [--ref <id>] --subject <text> [--uri U] [--file P]... [--evidence E]...",
+		Short: "Record a result; with --ref to a handoff addressed to you, it resolves the handoff",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			fact := &facts.Fact{Kind: facts.KindArtifact, Tool: o.Tool, Session: o.Session, Target: opts.target,
+				Subject: opts.subject, Body: opts.body, URI: opts.uri, Evidence: opts.evidence}
+			if len(opts.files) > 0 {
+				pc, err := f.PathContext()
+				if err != nil {
+					return err
+				}
+				for _, p := range opts.files {
+					rp, err := facts.RepoPath(p, pc, true)
+					if err != nil {
+						return err
+					}
+					fact.Files = append(fact.Files, rp)
+				}
+			}
+			if opts.revision != "" {
+				if fact.Revision, err = resolveRevision(f, opts.revision); err != nil {
+					return err
+				}
+			}
+			fn := facts.Simple(fact)
+			if opts.ref != "" {
+				l, err := f.Ledger()
+				if err != nil {
+					return err
+				}
+				target, err := l.Find(opts.ref)
+				if err != nil {
+					return err
+				}
+				fact.Ref = target.ID
+				fn = facts.Answer(fact, target)
+			}
+			_, err = f.appendFacts(&opts.j, fn)
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.ref, "ref", "", "the handoff (or fact) this answers")
+	c.Flags().StringVar(&opts.target, "target", "", "who should review it")
+	c.Flags().StringVar(&opts.subject, "subject", "", "one line")
+	c.Flags().StringVar(&opts.body, "body", "", "details")
+	c.Flags().StringVar(&opts.uri, "uri", "", "a link")
+	c.Flags().StringVar(&opts.revision, "revision", "", "a git revision")
+	c.Flags().StringArrayVar(&opts.files, "file", nil, "a path (repeat)")
+	c.Flags().StringArrayVar(&opts.evidence, "evidence", nil, "an evidence line (repeat)")
+	addJSONFlags(c, &opts.j)
+	return c
+}

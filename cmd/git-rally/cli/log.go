@@ -1,0 +1,102 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type logOptions struct {
+	kind, tool string
+	n          int
+	j          jsonFlags
+}
+
+func newCmdLog(f *factory) *cobra.Command {
+	opts := &logOptions{}
+	c := &cobra.Command{
+		Use:   "log [--kind K] [--tool T] [-n N]",
+		Short: "The durable history, oldest first (retracted facts included)",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runLog(f, opts) },
+	}
+	c.Flags().StringVar(&opts.kind, "kind", "", "only facts of this kind")
+	c.Flags().IntVarP(&opts.n, "max-count", "n", 0, "only the last N facts")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func runLog(f *factory, opts *logOptions) error {
+	if opts.n < 0 {
+		return usagef("-n must be positive")
+	}
+	// log's --tool filters by author.
+	opts.tool = f.toolFlag
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	all, err := l.All()
+	if err != nil {
+		return err
+	}
+	var sel []*facts.Fact
+	for _, fa := range all {
+		if opts.kind != "" && fa.Kind != opts.kind {
+			continue
+		}
+		if opts.tool != "" && fa.Tool != opts.tool {
+			continue
+		}
+		sel = append(sel, fa)
+	}
+	if opts.n > 0 && len(sel) > opts.n {
+		sel = sel[len(sel)-opts.n:]
+	}
+	if opts.j.on() {
+		return f.printJSON(&opts.j, rawFacts(sel))
+	}
+	now := f.mustNow()
+	for _, fa := range sel {
+		fmt.Fprintf(f.out, "%s %4d %s %-9s %s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300))
+	}
+	return nil
+}
+
+func shortAgo(now time.Time, at string) string {
+	return fmt.Sprintf("%-9s", ago(now, at))
+}
+
+func newCmdShow(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "show <id>",
+		Short: "Show one fact (any unique id prefix of 6+ characters)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			l, err := f.Ledger()
+			if err != nil {
+				return err
+			}
+			fa, err := l.Find(args[0])
+			if err != nil {
+				return err
+			}
+			raw := rawFacts([]*facts.Fact{fa})[0]
+			if j.on() {
+				return f.printJSON(&j, raw)
+			}
+			var buf bytes.Buffer
+			json.Indent(&buf, raw, "", "  ")
+			fmt.Fprintln(f.out, buf.String())
+			return nil
+		},
+	}
+	addJSONFlags(c, &j)
+	return c
+}

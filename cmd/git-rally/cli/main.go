@@ -1,0 +1,154 @@
+// Package cli is git-rally's command line: the cobra tree, flags, output,
+// --json/--query, and the one place errors become text and exit codes.
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+	"github.com/git-rally/git-rally/worktree"
+)
+
+// Exit codes.
+const (
+	ExitOK      = 0
+	ExitError   = 1
+	ExitUsage   = 2
+	ExitRefused = 3
+	ExitStop    = 4
+)
+
+// usageError is bad command-line input.
+type usageError struct{ msg, hint string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+
+// exitError carries an exit code with no message (check --strict).
+type exitError struct{ code int }
+
+func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// Main runs the command line and returns the exit code.
+func Main() int {
+	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+}
+
+// Run runs one command with the given arguments and streams.
+func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	f := newFactory(stdin, stdout, stderr)
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	root.SetIn(stdin)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	f.close()
+	for _, w := range f.warnings() {
+		fmt.Fprintf(stderr, "git-rally: warning: %s\n", w)
+	}
+	if err == nil {
+		return ExitOK
+	}
+	code, msg, hint := classify(err)
+	if msg != "" {
+		fmt.Fprintf(stderr, "git-rally: error: %s\n", msg)
+	}
+	for _, h := range strings.Split(hint, "\n") {
+		if h != "" {
+			fmt.Fprintf(stderr, "git-rally: hint: %s\n", h)
+		}
+	}
+	return code
+}
+
+func classify(err error) (int, string, string) {
+	var (
+		ue  *usageError
+		fu  *facts.UsageError
+		nf  *facts.NotFoundError
+		re  *facts.RefusedError
+		ce  *facts.ConflictError
+		ee  *exitError
+		ge  *refs.GitError
+	)
+	switch {
+	case errors.As(err, &ee):
+		return ee.code, "", ""
+	case errors.As(err, &ue):
+		return ExitUsage, ue.msg, ue.hint
+	case errors.As(err, &fu):
+		return ExitUsage, fu.Msg, fu.Hint
+	case errors.As(err, &nf):
+		return ExitUsage, nf.Error(), "git rally log --json"
+	case errors.As(err, &ce):
+		return ExitRefused, ce.Error(), ce.Hint
+	case errors.As(err, &re):
+		return ExitRefused, re.Msg, re.Hint
+	case errors.Is(err, worktree.ErrNotRepo):
+		return ExitError, err.Error(), "run git rally inside a git repository, or `git init` one"
+	case errors.As(err, &ge):
+		return ExitError, err.Error(), ""
+	}
+	msg := err.Error()
+	if isCobraUsage(msg) {
+		return ExitUsage, msg, "git rally --help"
+	}
+	return ExitError, msg, ""
+}
+
+func isCobraUsage(msg string) bool {
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
+		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group"} {
+		if strings.Contains(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRootCmd(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "git-rally",
+		Short:         "Agents sharing one repository: a ledger of facts in git, and the room it describes",
+		SilenceErrors: true,
+		SilenceUsage:  true,
+		Long: `git rally lets several coding agents work in one repository without stepping
+on each other. They append small facts (presence, claims on paths, handoffs,
+receipts, retractions) to a ledger stored in git on refs/rally/ledger, and read
+the room: who is here, who holds what, what waits for whom.
+
+Identity: --tool, else $RALLY_TOOL, else git config rally.tool, else the
+session bound to the current rally worktree. $RALLY_NOW (RFC 3339) sets the
+current time.`,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return &usageError{msg: err.Error(), hint: "git rally " + c.Name() + " --help"}
+	})
+	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.AddCommand(
+		newCmdInit(f), newCmdEnter(f), newCmdLeave(f), newCmdWhoami(f),
+		newCmdClaim(f), newCmdRelease(f), newCmdCheck(f),
+		newCmdHandoff(f), newCmdAnswer(f, facts.KindReceipt), newCmdAnswer(f, facts.KindResolve), newCmdArtifact(f),
+		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
+		newCmdRetract(f), newCmdSay(f),
+		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
+		newCmdDemo(f),
+	)
+	for _, c := range extraCommands {
+		root.AddCommand(c(f))
+	}
+	return root
+}
+
+// extraCommands lets command families in their own files register.
+var extraCommands []func(*factory) *cobra.Command

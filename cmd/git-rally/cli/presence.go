@@ -1,0 +1,85 @@
+package cli
+
+import (
+	"fmt"
+
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type presenceOptions struct {
+	subject string
+	j       jsonFlags
+}
+
+func newCmdEnter(f *factory) *cobra.Command {
+	opts := &presenceOptions{}
+	c := &cobra.Command{
+		Use:   "enter [--subject <text>]",
+		Short: "Say you are here (a presence fact)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			_, err = f.appendFacts(&opts.j, facts.Simple(&facts.Fact{Kind: facts.KindPresence, Tool: o.Tool, Session: o.Session, Subject: opts.subject}))
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "what you are doing")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func newCmdLeave(f *factory) *cobra.Command {
+	opts := &presenceOptions{}
+	c := &cobra.Command{
+		Use:   "leave",
+		Short: "Leave the room; closes all your claims",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			_, err = f.appendFacts(&opts.j, func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
+				n := len(st.OwnedClaims(o))
+				subj := opts.subject
+				if subj == "" {
+					subj = fmt.Sprintf("leaving; closes %d claim(s)", n)
+				}
+				return []*facts.Fact{{Kind: facts.KindLeave, Tool: o.Tool, Session: o.Session, Subject: subj}}, nil
+			})
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "a parting note")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func newCmdWhoami(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "whoami",
+		Short: "Print the identity writing commands would use",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			if j.on() {
+				return f.printJSON(&j, map[string]string{"tool": o.Tool, "session": o.Session, "owner": o.String()})
+			}
+			fmt.Fprintln(f.out, o.String())
+			return nil
+		},
+	}
+	addJSONFlags(c, &j)
+	return c
+}

@@ -1,0 +1,278 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type roomOptions struct {
+	compact bool
+	budget  int
+	paths   []string
+	j       jsonFlags
+}
+
+type peerJSON struct {
+	Tool     string `json:"tool"`
+	Session  string `json:"session,omitempty"`
+	State    string `json:"state"`
+	LastSeen string `json:"last_seen"`
+}
+
+type claimJSON struct {
+	ID             string   `json:"id"`
+	Tool           string   `json:"tool"`
+	Session        string   `json:"session,omitempty"`
+	Scopes         []string `json:"scopes"`
+	Access         string   `json:"access"`
+	Subject        string   `json:"subject,omitempty"`
+	At             string   `json:"at"`
+	LeaseExpiresAt string   `json:"lease_expires_at"`
+	LeaseState     string   `json:"lease_state"`
+	OwnerState     string   `json:"owner_state"`
+	Contested      bool     `json:"contested"`
+	HeldOver       string   `json:"contested_by,omitempty"`
+}
+
+type handoffJSON struct {
+	ID      string `json:"id"`
+	From    string `json:"from"`
+	Target  string `json:"target"`
+	Subject string `json:"subject"`
+	At      string `json:"at"`
+	AckBy   string `json:"ack_by,omitempty"`
+	Overdue bool   `json:"overdue"`
+	State   string `json:"state"`
+}
+
+type noteJSON struct {
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`
+	Tool     string   `json:"tool"`
+	Session  string   `json:"session,omitempty"`
+	Subject  string   `json:"subject"`
+	Scopes   []string `json:"scopes,omitempty"`
+	Severity string   `json:"severity,omitempty"`
+	Ref      string   `json:"ref,omitempty"`
+	At       string   `json:"at"`
+}
+
+type worktreeJSON struct {
+	Name    string `json:"name"`
+	Path    string `json:"path"`
+	Branch  string `json:"branch"`
+	Base    string `json:"base,omitempty"`
+	Tool    string `json:"tool"`
+	Session string `json:"session"`
+	Status  string `json:"status,omitempty"`
+}
+
+type totalsJSON struct {
+	Facts     int            `json:"facts"`
+	Retracted int            `json:"retracted"`
+	ByKind    map[string]int `json:"by_kind"`
+}
+
+type roomJSON struct {
+	Head      string         `json:"head"`
+	Clock     int64          `json:"clock"`
+	Peers     []peerJSON     `json:"peers"`
+	Claims    []claimJSON    `json:"claims"`
+	Handoffs  []handoffJSON  `json:"handoffs"`
+	Blockers  []noteJSON     `json:"blockers"`
+	Risks     []noteJSON     `json:"risks"`
+	Worktrees []worktreeJSON `json:"worktrees"`
+	Totals    totalsJSON     `json:"totals"`
+}
+
+func newCmdRoom(f *factory) *cobra.Command {
+	opts := &roomOptions{}
+	c := &cobra.Command{
+		Use:   "room [--compact] [--budget-bytes N] [--path P]",
+		Short: "The live room: peers, claims, handoffs, blockers, risks, worktrees",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runRoom(f, opts) },
+	}
+	c.Flags().BoolVar(&opts.compact, "compact", false, "only what the caller must act on, within --budget-bytes")
+	c.Flags().IntVar(&opts.budget, "budget-bytes", 6000, "byte budget of --compact")
+	c.Flags().StringArrayVar(&opts.paths, "path", nil, "only claims touching this path (repeat)")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func runRoom(f *factory, opts *roomOptions) error {
+	if opts.compact {
+		return runRoomCompact(f, opts)
+	}
+	st, err := f.State()
+	if err != nil {
+		return err
+	}
+	now := f.mustNow()
+	room := st.Room(now)
+	if len(opts.paths) > 0 {
+		paths, err := repoPaths(f, opts.paths)
+		if err != nil {
+			return err
+		}
+		room.Claims = claimsTouching(room.Claims, paths)
+	}
+	out := toRoomJSON(room)
+	if opts.j.on() {
+		return f.printJSON(&opts.j, out)
+	}
+	printRoom(f.out, out, now)
+	return nil
+}
+
+func repoPaths(f *factory, args []string) ([]string, error) {
+	pc, err := f.PathContext()
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, a := range args {
+		s, err := facts.ParseScope(a, pc)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, s.String())
+	}
+	return out, nil
+}
+
+// claimsTouching keeps the claims whose scopes overlap any of the scopes.
+func claimsTouching(cs []facts.ClaimView, scopes []string) []facts.ClaimView {
+	var out []facts.ClaimView
+	for _, c := range cs {
+		if _, _, ok := facts.ScopesConflict(c.Fact.Scopes, facts.Exclusive, scopes, facts.Exclusive); ok {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func toClaimJSON(c facts.ClaimView) claimJSON {
+	return claimJSON{ID: c.Fact.ID, Tool: c.Fact.Tool, Session: c.Fact.Session, Scopes: c.Fact.Scopes,
+		Access: orDefault(c.Fact.Access, facts.Exclusive), Subject: facts.Sanitize(c.Fact.Subject, 0), At: c.Fact.At,
+		LeaseExpiresAt: facts.FormatTime(c.LeaseExpires), LeaseState: c.LeaseState, OwnerState: c.OwnerState,
+		Contested: c.Contested, HeldOver: c.HeldOver}
+}
+
+func toHandoffJSON(h facts.HandoffView) handoffJSON {
+	return handoffJSON{ID: h.Fact.ID, From: h.Fact.Tool, Target: h.Fact.Target, Subject: facts.Sanitize(h.Fact.Subject, 0),
+		At: h.Fact.At, AckBy: h.Fact.AckBy, Overdue: h.Overdue, State: h.State}
+}
+
+func toNoteJSON(n *facts.Fact) noteJSON {
+	return noteJSON{ID: n.ID, Kind: n.Kind, Tool: n.Tool, Session: n.Session, Subject: facts.Sanitize(n.Subject, 0),
+		Scopes: n.Scopes, Severity: n.Severity, Ref: n.Ref, At: n.At}
+}
+
+func toRoomJSON(r *facts.Room) roomJSON {
+	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
+		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
+		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
+	for _, p := range r.Peers {
+		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen)})
+	}
+	for _, c := range r.Claims {
+		out.Claims = append(out.Claims, toClaimJSON(c))
+	}
+	for _, h := range r.Handoffs {
+		out.Handoffs = append(out.Handoffs, toHandoffJSON(h))
+	}
+	for _, b := range r.Blockers {
+		out.Blockers = append(out.Blockers, toNoteJSON(b))
+	}
+	for _, b := range r.Risks {
+		out.Risks = append(out.Risks, toNoteJSON(b))
+	}
+	for _, w := range r.Worktrees {
+		out.Worktrees = append(out.Worktrees, worktreeJSON{Name: w.Name, Path: w.Path, Branch: w.Branch, Base: w.Base,
+			Tool: w.Tool, Session: w.Session, Status: w.Status})
+	}
+	if out.Totals.ByKind == nil {
+		out.Totals.ByKind = map[string]int{}
+	}
+	return out
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+func ago(now time.Time, at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return "?"
+	}
+	return facts.Ago(now.Sub(t)) + " ago"
+}
+
+func printRoom(w io.Writer, r roomJSON, now time.Time) {
+	head := r.Head
+	if len(head) > 12 {
+		head = head[:12]
+	}
+	if head == "" {
+		head = "(no ledger yet: git rally init)"
+	}
+	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted)
+	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
+	for _, p := range r.Peers {
+		who := p.Tool
+		if p.Session != "" {
+			who += "@" + p.Session
+		}
+		fmt.Fprintf(w, "  %-32s %-7s last seen %s\n", who, p.State, ago(now, p.LastSeen))
+	}
+	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
+	for _, c := range r.Claims {
+		who := c.Tool
+		if c.Session != "" {
+			who += "@" + c.Session
+		}
+		extra := ""
+		if c.Contested {
+			extra = " CONTESTED by " + c.HeldOver
+		}
+		fmt.Fprintf(w, "  %s %-28s %s %s, lease %s until %s, owner %s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
+			c.LeaseState, c.LeaseExpiresAt, c.OwnerState, extra)
+	}
+	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
+	for _, h := range r.Handoffs {
+		od := ""
+		if h.Overdue {
+			od = " OVERDUE"
+		}
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)\n", h.ID, h.From, h.Target, h.State, od, facts.Sanitize(h.Subject, 120), ago(now, h.At))
+	}
+	if len(r.Blockers) > 0 {
+		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))
+		for _, b := range r.Blockers {
+			fmt.Fprintf(w, "  %s %s %s %s\n", b.ID, b.Tool, strings.Join(b.Scopes, " "), facts.Sanitize(b.Subject, 120))
+		}
+	}
+	if len(r.Risks) > 0 {
+		fmt.Fprintf(w, "\nrisks (%d)\n", len(r.Risks))
+		for _, b := range r.Risks {
+			fmt.Fprintf(w, "  %s %s %s\n", b.ID, b.Tool, facts.Sanitize(b.Subject, 120))
+		}
+	}
+	if len(r.Worktrees) > 0 {
+		fmt.Fprintf(w, "\nworktrees (%d)\n", len(r.Worktrees))
+		for _, t := range r.Worktrees {
+			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
+		}
+	}
+}

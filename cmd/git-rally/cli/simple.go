@@ -1,0 +1,181 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+type simpleOptions struct {
+	subject, body, severity, ref, status, target string
+	scopes                                       []string
+	j                                            jsonFlags
+}
+
+var simpleShort = map[string]string{
+	facts.KindNote:     "Record a note",
+	facts.KindBlocker:  "Record a blocker; with --scope it stops writes to those paths until resolved",
+	facts.KindRisk:     "Record a risk",
+	facts.KindDecision: "Record a decision",
+}
+
+// newCmdSimple builds note, blocker, risk and decision.
+func newCmdSimple(f *factory, kind string) *cobra.Command {
+	opts := &simpleOptions{}
+	c := &cobra.Command{
+		Use:   kind + " --subject <text> [--scope S]... [--severity S] [--body B] [--ref ID]",
+		Short: simpleShort[kind],
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(opts.subject) == "" {
+				return &usageError{msg: kind + " needs --subject <text>"}
+			}
+			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Subject: opts.subject, Body: opts.body,
+				Severity: opts.severity, Status: opts.status, Target: opts.target}
+			if len(opts.scopes) > 0 {
+				if fact.Scopes, err = parseScopes(f, opts.scopes); err != nil {
+					return err
+				}
+			}
+			if opts.severity != "" && !validSeverity(opts.severity) {
+				return usagef("bad --severity %q: want info, warn, high or critical", opts.severity)
+			}
+			if opts.ref != "" {
+				l, err := f.Ledger()
+				if err != nil {
+					return err
+				}
+				t, err := l.Find(opts.ref)
+				if err != nil {
+					return err
+				}
+				fact.Ref = t.ID
+			}
+			_, err = f.appendFacts(&opts.j, facts.Simple(fact))
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "one line")
+	c.Flags().StringVar(&opts.body, "body", "", "details")
+	c.Flags().StringArrayVar(&opts.scopes, "scope", nil, "a scope it concerns (repeat)")
+	c.Flags().StringVar(&opts.severity, "severity", "", "info, warn, high or critical")
+	c.Flags().StringVar(&opts.ref, "ref", "", "a fact it refers to")
+	c.Flags().StringVar(&opts.status, "status", "", "status, e.g. binding")
+	c.Flags().StringVar(&opts.target, "target", "", "who it is addressed to")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func validSeverity(s string) bool {
+	switch s {
+	case "info", "warn", "high", "critical", "low", "medium":
+		return true
+	}
+	return false
+}
+
+type retractOptions struct {
+	reason string
+	j      jsonFlags
+}
+
+func newCmdRetract(f *factory) *cobra.Command {
+	opts := &retractOptions{}
+	c := &cobra.Command{
+		Use:   "retract <id> --reason <text>",
+		Short: "Withdraw a fact you wrote; the original stays in the log, projections ignore it",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			if strings.TrimSpace(opts.reason) == "" {
+				return &usageError{msg: "retract needs --reason <text>", hint: fmt.Sprintf("git rally retract %s --reason \"wrong path\"", args[0])}
+			}
+			l, err := f.Ledger()
+			if err != nil {
+				return err
+			}
+			t, err := l.Find(args[0])
+			if err != nil {
+				return err
+			}
+			_, err = f.appendFacts(&opts.j, facts.Retract(o, t, opts.reason))
+			return err
+		},
+	}
+	c.Flags().StringVar(&opts.reason, "reason", "", "why (required)")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+// newCmdSay accepts Rally's spelling: say <kind> with --path, --scope and
+// --ref, and runs the matching command.
+func newCmdSay(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:                "say <kind> [flags]",
+		Short:              "Rally's spelling: say claim --path P, say handoff --target T, say receipt --ref ID",
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			if len(args) == 0 || args[0] == "--help" || args[0] == "-h" {
+				return c.Help()
+			}
+			kind := args[0]
+			cmd, ok := sayKinds[kind]
+			if !ok {
+				return &usageError{msg: fmt.Sprintf("say: unknown kind %q", kind),
+					hint: "kinds: presence, leave, claim, release, handoff, receipt, resolve, artifact, retract, note, blocker, risk, decision"}
+			}
+			var pos, rest []string
+			a := args[1:]
+			for i := 0; i < len(a); i++ {
+				name, val, hasVal := strings.Cut(a[i], "=")
+				takes := func() (string, bool) {
+					if hasVal {
+						return val, true
+					}
+					if i+1 < len(a) {
+						i++
+						return a[i], true
+					}
+					return "", false
+				}
+				switch {
+				case (name == "--path" || (name == "--scope" && (kind == "claim" || kind == "release"))):
+					v, ok := takes()
+					if !ok {
+						return usagef("say: %s needs a value", name)
+					}
+					pos = append(pos, v)
+				case name == "--ref" && (kind == "receipt" || kind == "resolve" || kind == "retract" || kind == "release"):
+					v, ok := takes()
+					if !ok {
+						return usagef("say: --ref needs a value")
+					}
+					pos = append(pos, v)
+				default:
+					rest = append(rest, a[i])
+				}
+			}
+			root := newRootCmd(f)
+			root.SetArgs(append(append([]string{cmd}, pos...), rest...))
+			root.SetOut(f.out)
+			root.SetErr(f.err)
+			return root.Execute()
+		},
+	}
+}
+
+var sayKinds = map[string]string{
+	"presence": "enter", "enter": "enter", "leave": "leave", "claim": "claim", "release": "release",
+	"handoff": "handoff", "receipt": "receipt", "resolve": "resolve", "artifact": "artifact",
+	"retract": "retract", "note": "note", "blocker": "blocker", "risk": "risk", "decision": "decision",
+}

@@ -1,0 +1,11 @@
+// Command git-rally is installed as `git rally`: agents that share one
+// repository append facts to a ledger in git and read the room.
+package main
+
+import (
+	"os"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli"
+)
+
+func main() { os.Exit(cli.Main()) }

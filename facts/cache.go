@@ -1,0 +1,300 @@
+package facts
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// The cache lives under <common dir>/rally/cache and is never synced: it
+// can be deleted at any time and is rebuilt from the ledger. It holds
+//
+//	state.json         the projection at one ledger head, the trees along
+//	                   the newest append path (so an append or a diff reads
+//	                   no packed object), and the mirror's length
+//	facts-<gen>.jsonl  every fact of that head, one line each, append-only
+//	                   within a generation; a rebuild starts a new one
+const cacheVersion = 3
+
+// maxTrees bounds the trees kept in state.json.
+const maxTrees = 24
+
+type cache struct {
+	dir   string
+	trees map[refs.Hash][]refs.Entry
+	order []refs.Hash // newest last
+	saved *cacheFile
+}
+
+type cacheFile struct {
+	Version   int                 `json:"version"`
+	State     *State              `json:"state"`
+	Gen       int                 `json:"gen"`
+	MirrorLen int64               `json:"mirror_len"`
+	Trees     map[string][]string `json:"trees"`
+}
+
+func newCache(commonDir string) *cache {
+	return &cache{dir: filepath.Join(commonDir, "rally", "cache"), trees: map[refs.Hash][]refs.Entry{}}
+}
+
+func (c *cache) lock() func() {
+	f, err := refs.QueueLock(filepath.Dir(filepath.Dir(c.dir)), "cache")
+	if err != nil {
+		return func() {}
+	}
+	return func() { refs.UnlockQueue(f) }
+}
+
+// load returns the cached state or nil. The state is private to the
+// caller's process; the trees it carries are merged into the tree cache.
+func (c *cache) load() *State {
+	b, err := os.ReadFile(filepath.Join(c.dir, "state.json"))
+	if err != nil {
+		return nil
+	}
+	var cf cacheFile
+	if json.Unmarshal(b, &cf) != nil || cf.Version != cacheVersion || cf.State == nil {
+		return nil
+	}
+	cf.State.init()
+	for k, es := range cf.Trees {
+		h, err := refs.ParseHash(k)
+		if err != nil {
+			continue
+		}
+		if _, ok := c.trees[h]; ok {
+			continue
+		}
+		var entries []refs.Entry
+		for _, e := range es {
+			if ent, ok := decodeEntry(e); ok {
+				entries = append(entries, ent)
+			}
+		}
+		c.trees[h] = entries
+		c.order = append([]refs.Hash{h}, c.order...)
+	}
+	c.saved = &cf
+	return cf.State
+}
+
+func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
+	es, ok := c.trees[h]
+	return es, ok
+}
+
+func (c *cache) remember(h refs.Hash, es []refs.Entry) {
+	if _, ok := c.trees[h]; ok {
+		return
+	}
+	c.trees[h] = es
+	c.order = append(c.order, h)
+}
+
+func encodeEntry(e refs.Entry) string {
+	t := "b"
+	if e.Dir {
+		t = "d"
+	}
+	return t + e.Hash.String() + e.Name
+}
+
+func decodeEntry(s string) (refs.Entry, bool) {
+	if len(s) < 42 {
+		return refs.Entry{}, false
+	}
+	h, err := refs.ParseHash(s[1:41])
+	if err != nil {
+		return refs.Entry{}, false
+	}
+	return refs.Entry{Name: s[41:], Dir: s[0] == 'd', Hash: h}, true
+}
+
+func (c *cache) mirrorPath(gen int) string {
+	return filepath.Join(c.dir, fmt.Sprintf("facts-%d.jsonl", gen))
+}
+
+// mirror returns the facts of the saved state from the mirror file.
+func (c *cache) mirror(st *State) ([]*Fact, bool) {
+	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
+		return nil, false
+	}
+	f, err := os.Open(c.mirrorPath(c.saved.Gen))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	data := make([]byte, c.saved.MirrorLen)
+	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, false
+	}
+	out := make([]*Fact, 0, st.Facts)
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			return nil, false
+		}
+		fact, err := Parse(data[:i])
+		if err != nil {
+			return nil, false
+		}
+		out = append(out, fact)
+		data = data[i+1:]
+	}
+	if len(out) != st.Facts {
+		return nil, false
+	}
+	return out, true
+}
+
+// save records st. With full, fs is every fact and a new mirror generation
+// is written; otherwise fs are the facts added since the saved state. The
+// caller holds the cache lock. Failures are ignored: the cache is only an
+// accelerator.
+func (c *cache) save(st *State, fs []*Fact, full bool) {
+	if err := os.MkdirAll(c.dir, 0o777); err != nil {
+		return
+	}
+	cf := cacheFile{Version: cacheVersion, State: st, Trees: map[string][]string{}}
+	if c.saved != nil && !full && c.saved.State != nil {
+		cf.Gen, cf.MirrorLen = c.saved.Gen, c.saved.MirrorLen
+		mf, err := os.OpenFile(c.mirrorPath(cf.Gen), os.O_RDWR, 0o666)
+		if err != nil {
+			full = true
+		} else {
+			if fi, err := mf.Stat(); err != nil || fi.Size() < cf.MirrorLen {
+				full = true
+			} else {
+				var buf bytes.Buffer
+				for _, f := range fs {
+					buf.Write(f.Raw)
+				}
+				if mf.Truncate(cf.MirrorLen) != nil {
+					full = true
+				} else if _, err := mf.WriteAt(buf.Bytes(), cf.MirrorLen); err != nil {
+					full = true
+				} else {
+					cf.MirrorLen += int64(buf.Len())
+				}
+			}
+			mf.Close()
+		}
+		if full {
+			return // keep the old state; the next reader rebuilds
+		}
+	}
+	if full {
+		gen := 1
+		if c.saved != nil {
+			gen = c.saved.Gen + 1
+		} else if old := c.loadGen(); old > 0 {
+			gen = old + 1
+		}
+		var buf bytes.Buffer
+		for _, f := range fs {
+			buf.Write(f.Raw)
+		}
+		tmp := c.mirrorPath(gen) + ".tmp"
+		if os.WriteFile(tmp, buf.Bytes(), 0o666) != nil || os.Rename(tmp, c.mirrorPath(gen)) != nil {
+			return
+		}
+		cf.Gen, cf.MirrorLen = gen, int64(buf.Len())
+		c.removeGensBefore(gen - 1)
+	}
+	start := 0
+	if len(c.order) > maxTrees {
+		start = len(c.order) - maxTrees
+	}
+	for _, h := range c.order[start:] {
+		es := c.trees[h]
+		if len(es) > 2*segMax {
+			continue
+		}
+		enc := make([]string, len(es))
+		for i, e := range es {
+			enc[i] = encodeEntry(e)
+		}
+		cf.Trees[h.String()] = enc
+	}
+	b, err := json.Marshal(&cf)
+	if err != nil {
+		return
+	}
+	tmp := filepath.Join(c.dir, fmt.Sprintf("state.json.%d.tmp", os.Getpid()))
+	if os.WriteFile(tmp, b, 0o666) != nil {
+		return
+	}
+	if os.Rename(tmp, filepath.Join(c.dir, "state.json")) != nil {
+		os.Remove(tmp)
+		return
+	}
+	c.saved = &cf
+}
+
+func (c *cache) loadGen() int {
+	b, err := os.ReadFile(filepath.Join(c.dir, "state.json"))
+	if err != nil {
+		return 0
+	}
+	var cf struct {
+		Gen int `json:"gen"`
+	}
+	json.Unmarshal(b, &cf)
+	return cf.Gen
+}
+
+// removeGensBefore deletes mirror generations older than keep; a reader
+// holding one open still reads it.
+func (c *cache) removeGensBefore(keep int) {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		var g int
+		if _, err := fmt.Sscanf(e.Name(), "facts-%d.jsonl", &g); err == nil && g < keep && strings.HasSuffix(e.Name(), ".jsonl") {
+			os.Remove(filepath.Join(c.dir, e.Name()))
+		}
+	}
+}
+
+// clone copies the state deeply enough that Apply on the copy leaves the
+// original untouched (facts themselves are immutable and shared).
+func (s *State) clone() *State {
+	cp := *s
+	cp.ByKind = cloneMap(s.ByKind)
+	cp.Peers = make(map[string]*Peer, len(s.Peers))
+	for k, p := range s.Peers {
+		pp := *p
+		cp.Peers[k] = &pp
+	}
+	cp.Claims = cloneMap(s.Claims)
+	cp.Handoffs = make(map[string]*Handoff, len(s.Handoffs))
+	for k, h := range s.Handoffs {
+		hh := *h
+		hh.Answers = cloneMap(h.Answers)
+		cp.Handoffs[k] = &hh
+	}
+	cp.Blockers = cloneMap(s.Blockers)
+	cp.Risks = cloneMap(s.Risks)
+	cp.Sessions = cloneMap(s.Sessions)
+	cp.Artifacts = cloneMap(s.Artifacts)
+	cp.Retraction = cloneMap(s.Retraction)
+	cp.Contest = cloneMap(s.Contest)
+	return &cp
+}
+
+func cloneMap[K comparable, V any](m map[K]V) map[K]V {
+	out := make(map[K]V, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}

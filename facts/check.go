@@ -1,0 +1,100 @@
+package facts
+
+import (
+	"fmt"
+	"time"
+)
+
+// Finding codes and severities of the write check.
+const (
+	ClaimedPath     = "claimed-path"
+	StaleOwnerClaim = "stale-owner-claim"
+	ActiveBlocker   = "active-blocker"
+	OwnClaim        = "own-claim"
+	Unclaimed       = "unclaimed"
+	AdvisoryClaim   = "advisory-claim"
+
+	SevStop = "stop"
+	SevWarn = "warn"
+	SevInfo = "info"
+)
+
+// Finding is one answer of the write check about one path.
+type Finding struct {
+	Code, Severity, Path, Claim, Message string
+	Owner                                Owner
+}
+
+// CheckResult is the write check's answer: allow is false when a finding
+// says stop.
+type CheckResult struct {
+	Allow    bool
+	Findings []Finding
+}
+
+// CheckBeforeWrite reads the room for each repository path and says
+// whether me may write it. It appends nothing: the advice may allow (with
+// a warning) a write that a claim would refuse, because the record and the
+// advice differ on purpose.
+func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckResult {
+	res := CheckResult{Allow: true}
+	claims := s.SortedClaims()
+	blockers := sortedFacts(s.Blockers)
+	for _, p := range paths {
+		covered := false
+		for _, c := range claims {
+			if !coversAny(c.Scopes, p) {
+				continue
+			}
+			covered = true
+			f := Finding{Path: p, Claim: c.ID, Owner: c.Owner()}
+			state := s.OwnerState(c.Owner(), now)
+			last, _ := s.LastSeen(c.Owner())
+			switch {
+			case c.Owner() == me:
+				f.Code, f.Severity = OwnClaim, SevInfo
+				f.Message = fmt.Sprintf("you hold %s (claim %s)", p, c.ID)
+			case normAccess(c.Access) == Advisory:
+				f.Code, f.Severity = AdvisoryClaim, SevInfo
+				f.Message = fmt.Sprintf("%s marked %s as advisory (claim %s)", c.Owner(), p, c.ID)
+			case state == Active:
+				f.Code, f.Severity = ClaimedPath, SevStop
+				f.Message = fmt.Sprintf("%s holds %s (claim %s) and was active %s ago; ask with `git rally handoff --target %s`",
+					c.Owner(), p, c.ID, Ago(now.Sub(last)), c.Tool)
+			default:
+				f.Code, f.Severity = StaleOwnerClaim, SevWarn
+				f.Message = fmt.Sprintf("%s holds %s (claim %s) but is %s (last active %s ago); writing is allowed, claiming is not until it is released or taken over",
+					c.Owner(), p, c.ID, state, Ago(now.Sub(last)))
+			}
+			res.add(f)
+		}
+		for _, b := range blockers {
+			if !coversAny(b.Scopes, p) {
+				continue
+			}
+			covered = true
+			res.add(Finding{Code: ActiveBlocker, Severity: SevStop, Path: p, Claim: b.ID, Owner: b.Owner(),
+				Message: fmt.Sprintf("blocker %s by %s covers %s: %s; lift it with `git rally resolve %s`", b.ID, b.Owner(), p, b.Subject, b.ID)})
+		}
+		if !covered {
+			res.add(Finding{Code: Unclaimed, Severity: SevInfo, Path: p, Message: "nobody claims " + p})
+		}
+	}
+	return res
+}
+
+func (r *CheckResult) add(f Finding) {
+	if f.Severity == SevStop {
+		r.Allow = false
+	}
+	r.Findings = append(r.Findings, f)
+}
+
+func coversAny(scopes []string, p string) bool {
+	for _, sc := range scopes {
+		if Covers(ParseCanonical(sc), p) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,334 @@
+package facts
+
+import (
+	"bytes"
+	"regexp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Kinds this version knows. Facts of other kinds are kept and shown.
+const (
+	KindPresence     = "presence"
+	KindLeave        = "leave"
+	KindClaim        = "claim"
+	KindRelease      = "release"
+	KindClaimExpired = "claim.expired"
+	KindHandoff      = "handoff"
+	KindReceipt      = "receipt"
+	KindResolve      = "resolve"
+	KindArtifact     = "artifact"
+	KindRetract      = "retract"
+	KindNote         = "note"
+	KindBlocker      = "blocker"
+	KindRisk         = "risk"
+	KindDecision     = "decision"
+	KindSession      = "session"
+)
+
+// Kinds lists the known kinds.
+var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
+	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
+	KindBlocker, KindRisk, KindDecision, KindSession}
+
+// Access modes.
+const (
+	Exclusive = "exclusive"
+	Shared    = "shared"
+	Advisory  = "advisory"
+)
+
+// SystemTool authors the facts rally writes on its own (reaping, sweeps).
+const SystemTool = "rally"
+
+// Size limits on text.
+const (
+	MaxSubject = 1 << 10
+	MaxBody    = 64 << 10
+)
+
+// TimeFormat is RFC 3339 UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z"
+
+// Fact is one ledger line. Its JSON form is the wire format.
+type Fact struct {
+	V        int      `json:"v"`
+	ID       string   `json:"id,omitempty"`
+	Kind     string   `json:"kind"`
+	Tool     string   `json:"tool,omitempty"`
+	Session  string   `json:"session,omitempty"`
+	At       string   `json:"at,omitempty"`
+	Clock    int64    `json:"clock"`
+	Ref      string   `json:"ref,omitempty"`
+	Target   string   `json:"target,omitempty"`
+	Scopes   []string `json:"scopes,omitempty"`
+	Access   string   `json:"access,omitempty"`
+	LeaseS   int64    `json:"lease_s,omitempty"`
+	Subject  string   `json:"subject,omitempty"`
+	Body     string   `json:"body,omitempty"`
+	Files    []string `json:"files,omitempty"`
+	Revision string   `json:"revision,omitempty"`
+	Evidence []string `json:"evidence,omitempty"`
+	URI      string   `json:"uri,omitempty"`
+	AckBy    string   `json:"ack_by,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Severity string   `json:"severity,omitempty"`
+	Status   string   `json:"status,omitempty"`
+	// Session facts of rally worktrees.
+	Name   string `json:"name,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	Base   string `json:"base,omitempty"`
+
+	// Raw is the line as stored, unknown keys included.
+	Raw []byte `json:"-"`
+}
+
+// Key orders facts: by clock, then id.
+type Key struct {
+	Clock int64  `json:"clock"`
+	ID    string `json:"id"`
+}
+
+// Less orders keys.
+func (k Key) Less(o Key) bool {
+	if k.Clock != o.Clock {
+		return k.Clock < o.Clock
+	}
+	return k.ID < o.ID
+}
+
+// Key returns the fact's ordering key.
+func (f *Fact) Key() Key { return Key{f.Clock, f.ID} }
+
+// Time parses At; a bad or missing time is the zero time.
+func (f *Fact) Time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, f.At)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// Owner is who holds a claim: the tool plus the session.
+type Owner struct {
+	Tool    string `json:"tool"`
+	Session string `json:"session,omitempty"`
+}
+
+func (o Owner) String() string {
+	if o.Session == "" {
+		return o.Tool
+	}
+	return o.Tool + "@" + o.Session
+}
+
+// Owner returns the fact's author as an owner.
+func (f *Fact) Owner() Owner { return Owner{f.Tool, f.Session} }
+
+// Encode returns the stored line: canonical JSON ending in a newline.
+func (f *Fact) Encode() []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(f); err != nil {
+		panic(err) // a Fact always encodes
+	}
+	return buf.Bytes()
+}
+
+// ComputeID returns the id of a stored line: f_ and 16 hex digits of the
+// SHA-256 of its canonical content without the id. Canonical content is the
+// JSON object re-encoded with sorted keys, so a fact from a newer version
+// with keys this one does not know still gets a stable id.
+func ComputeID(line []byte) (string, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return "", err
+	}
+	delete(m, "id")
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(buf.Bytes())
+	return "f_" + hex.EncodeToString(sum[:8]), nil
+}
+
+// Seal sets the id from the content and fills Raw.
+func (f *Fact) Seal() {
+	f.ID = ""
+	id, err := ComputeID(f.Encode())
+	if err != nil {
+		panic(err)
+	}
+	f.ID = id
+	f.Raw = f.Encode()
+}
+
+// Parse reads one stored line.
+func Parse(line []byte) (*Fact, error) {
+	var f Fact
+	if err := json.Unmarshal(line, &f); err != nil {
+		return nil, fmt.Errorf("parsing fact: %w", err)
+	}
+	if f.ID == "" || f.Kind == "" {
+		return nil, fmt.Errorf("parsing fact: missing id or kind")
+	}
+	f.Raw = append([]byte(nil), bytes.TrimRight(line, "\n")...)
+	f.Raw = append(f.Raw, '\n')
+	return &f, nil
+}
+
+// Known reports whether the kind is one this version knows.
+func Known(kind string) bool {
+	for _, k := range Kinds {
+		if k == kind {
+			return true
+		}
+	}
+	return false
+}
+
+// UsageError is bad input from the caller: exit 2, nothing written.
+type UsageError struct {
+	Msg  string
+	Hint string
+}
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// RefusedError is a write refused by a rule: exit 3, nothing written.
+type RefusedError struct {
+	Msg  string
+	Hint string
+}
+
+func (e *RefusedError) Error() string { return e.Msg }
+
+func usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
+
+// CheckText validates a one-line subject and a body.
+func CheckText(field, s string, max int) error {
+	if len(s) > max {
+		return &UsageError{Msg: fmt.Sprintf("%s is %d bytes; the limit is %d", field, len(s), max),
+			Hint: "put long text in --body (64 KiB) or in a file and link it with --uri"}
+	}
+	if !utf8.ValidString(s) {
+		return usagef("%s is not valid UTF-8", field)
+	}
+	if field == "subject" && strings.ContainsAny(s, "\n\r") {
+		return usagef("subject must be one line")
+	}
+	return nil
+}
+
+// Validate checks a fact about to be written.
+func (f *Fact) Validate() error {
+	if f.Tool == "" {
+		return usagef("fact has no author")
+	}
+	if err := CheckTool(f.Tool); err != nil {
+		return err
+	}
+	if f.Target != "" {
+		if err := CheckTool(f.Target); err != nil {
+			return err
+		}
+	}
+	if err := CheckText("subject", f.Subject, MaxSubject); err != nil {
+		return err
+	}
+	if err := CheckText("body", f.Body, MaxBody); err != nil {
+		return err
+	}
+	for _, s := range append(append([]string{f.Reason}, f.Evidence...), f.Files...) {
+		if err := CheckText("text", s, MaxSubject*4); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// CheckTool validates a tool id: printable, no spaces, at most 128 bytes.
+func CheckTool(t string) error {
+	if t == "" || len(t) > 128 {
+		return &UsageError{Msg: fmt.Sprintf("bad tool id %q: want 1-128 printable characters", t)}
+	}
+	for _, r := range t {
+		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' {
+			return &UsageError{Msg: fmt.Sprintf("bad tool id %q: no spaces, quotes or control characters", t)}
+		}
+	}
+	return nil
+}
+
+// Summary is a one-line human description, used as the commit message.
+func (f *Fact) Summary() string {
+	var b strings.Builder
+	b.WriteString(f.Kind)
+	switch {
+	case len(f.Scopes) > 0:
+		b.WriteString(" " + strings.Join(f.Scopes, " "))
+	case f.Subject != "":
+		b.WriteString(" " + oneLine(f.Subject, 60))
+	}
+	if f.Ref != "" {
+		b.WriteString(" ref " + f.Ref)
+	}
+	if f.Target != "" {
+		b.WriteString(" to " + f.Target)
+	}
+	b.WriteString(" by " + f.Tool)
+	return b.String()
+}
+
+func oneLine(s string, max int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > max {
+		s = s[:max] + "..."
+	}
+	return s
+}
+
+// FormatTime renders a time the way facts store it.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// Sanitize makes text written by another agent safe to print: control
+// characters and terminal escapes are removed, newlines folded, and the
+// length capped at max bytes (0: no cap).
+func Sanitize(s string, max int) string {
+	s = ansiRE.ReplaceAllString(s, "")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r':
+			b.WriteByte(' ')
+		case r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		case r == utf8.RuneError:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	out := b.String()
+	if max > 0 && len(out) > max {
+		cut := max
+		for cut > 0 && !utf8.RuneStart(out[cut]) {
+			cut--
+		}
+		out = out[:cut] + "...[truncated]"
+	}
+	return out
+}
+
+// ansiRE matches terminal escape sequences: CSI, OSC and two-byte escapes.
+var ansiRE = regexp.MustCompile("\x1b(\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(\x07|\x1b\\\\)?|[@-Z\\\\-_])")

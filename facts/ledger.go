@@ -1,0 +1,537 @@
+package facts
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// LedgerRef is the ref the ledger lives on.
+const LedgerRef = "refs/rally/ledger"
+
+// Layout of a ledger commit's tree:
+//
+//	format                               "git-rally ledger 1"
+//	facts/YYYY/MM/DD/HH/NNNN/<id>.json   one fact per blob
+//
+// The time path is the append's time; NNNN is a segment number that grows
+// when the newest segment holds segMax facts. Every level stays small, so
+// an append rewrites a handful of small trees whatever the ledger's size,
+// and the newest segment is always the one an append touches.
+const (
+	FormatFile    = "format"
+	FormatContent = "git-rally ledger 1\n"
+	factsDir      = "facts"
+	segMax        = 256
+)
+
+// Ledger reads and appends facts on refs/rally/ledger of one repository.
+type Ledger struct {
+	Store *refs.Store
+	Now   func() time.Time
+	cache *cache
+	// Warnings collects lines that could not be read, for the caller to
+	// show on stderr.
+	Warnings []string
+}
+
+// Open opens the ledger of the repository whose common dir is given.
+func Open(commonDir string, now func() time.Time) (*Ledger, error) {
+	st, err := refs.Open(commonDir)
+	if err != nil {
+		return nil, err
+	}
+	if now == nil {
+		now = time.Now
+	}
+	return &Ledger{Store: st, Now: now, cache: newCache(commonDir)}, nil
+}
+
+// Close releases the store.
+func (l *Ledger) Close() error { return l.Store.Close() }
+
+// Head returns the ledger's current commit, zero when there is none.
+func (l *Ledger) Head() (refs.Hash, error) { return l.Store.ReadRef(LedgerRef) }
+
+// Read returns the projection at the current head, bringing the cache up
+// to date with a tree diff when the ledger moved.
+func (l *Ledger) Read() (*State, error) {
+	head, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	if st := l.cache.load(); st != nil && st.Head == hashString(head) {
+		return st, nil
+	}
+	unlock := l.cache.lock()
+	defer unlock()
+	return l.catchUp(head)
+}
+
+func hashString(h refs.Hash) string {
+	if h.IsZero() {
+		return ""
+	}
+	return h.String()
+}
+
+// catchUp brings the cached state to head. The caller holds the cache lock.
+func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
+	st := l.cache.load()
+	if st != nil && st.Head == hashString(head) {
+		return st, nil
+	}
+	if head.IsZero() {
+		st = NewState()
+		l.cache.save(st, nil, true)
+		return st, nil
+	}
+	c, err := l.Store.ReadCommit(head)
+	if err != nil {
+		return nil, fmt.Errorf("reading ledger head: %w", err)
+	}
+	if st != nil && st.Tree != "" {
+		old, _ := refs.ParseHash(st.Tree)
+		added, err := l.diff(old, c.Tree)
+		if err == nil {
+			fs := l.parseBlobs(added)
+			cp := st.clone()
+			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
+				cp.Head, cp.Tree = head.String(), c.Tree.String()
+				l.cache.save(cp, fs, false)
+				return cp, nil
+			}
+			// Out of order (a merge) or an undo: rebuild from the
+			// mirror plus the new facts.
+			if prev, ok := l.cache.mirror(st); ok {
+				all := dedupe(append(prev, fs...))
+				nst := Build(all)
+				nst.Head, nst.Tree = head.String(), c.Tree.String()
+				l.cache.save(nst, all, true)
+				return nst, nil
+			}
+		}
+	}
+	all, err := l.readAll(c.Tree)
+	if err != nil {
+		return nil, err
+	}
+	all = dedupe(all)
+	nst := Build(all)
+	nst.Head, nst.Tree = head.String(), c.Tree.String()
+	l.cache.save(nst, all, true)
+	return nst, nil
+}
+
+func dedupe(fs []*Fact) []*Fact {
+	seen := make(map[string]bool, len(fs))
+	out := fs[:0]
+	for _, f := range fs {
+		if !seen[f.ID] {
+			seen[f.ID] = true
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// blobRef is a fact blob found in a tree.
+type blobRef struct {
+	path string
+	hash refs.Hash
+}
+
+// diff lists the blobs in newT that are not in oldT, descending only into
+// subtrees whose ids differ.
+func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
+	var out []blobRef
+	var walk func(prefix string, o, n refs.Hash) error
+	walk = func(prefix string, o, n refs.Hash) error {
+		if o == n {
+			return nil
+		}
+		ne, err := l.readTree(n)
+		if err != nil {
+			return err
+		}
+		var oe []refs.Entry
+		if !o.IsZero() {
+			if oe, err = l.readTree(o); err != nil {
+				return err
+			}
+		}
+		old := make(map[string]refs.Entry, len(oe))
+		for _, e := range oe {
+			old[e.Name] = e
+		}
+		for _, e := range ne {
+			p := joinPath(prefix, e.Name)
+			oldE, had := old[e.Name]
+			if e.Dir {
+				var ot refs.Hash
+				if had && oldE.Dir {
+					ot = oldE.Hash
+				}
+				if err := walk(p, ot, e.Hash); err != nil {
+					return err
+				}
+				continue
+			}
+			if had && oldE.Hash == e.Hash {
+				continue
+			}
+			if isFactPath(p) {
+				out = append(out, blobRef{p, e.Hash})
+			}
+		}
+		return nil
+	}
+	err := walk("", oldT, newT)
+	return out, err
+}
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "/" + b
+}
+
+func isFactPath(p string) bool {
+	return strings.HasPrefix(p, factsDir+"/") && strings.HasSuffix(p, ".json")
+}
+
+func (l *Ledger) readTree(h refs.Hash) ([]refs.Entry, error) {
+	if es, ok := l.cache.tree(h); ok {
+		return es, nil
+	}
+	es, err := l.Store.ReadTree(h)
+	if err == nil {
+		l.cache.remember(h, es)
+	}
+	return es, err
+}
+
+// readAll returns every fact under a tree.
+func (l *Ledger) readAll(tree refs.Hash) ([]*Fact, error) {
+	refsList, err := l.diff(refs.ZeroHash, tree)
+	if err != nil {
+		return nil, err
+	}
+	return l.parseBlobs(refsList), nil
+}
+
+func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
+	var out []*Fact
+	for _, b := range bs {
+		data, err := l.Store.ReadBlob(b.hash)
+		if err != nil {
+			l.warn("%s: %v", b.path, err)
+			continue
+		}
+		for _, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			f, err := Parse(line)
+			if err != nil {
+				l.warn("skipping unreadable line in %s: %v", b.path, err)
+				continue
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (l *Ledger) warn(format string, a ...any) {
+	l.Warnings = append(l.Warnings, fmt.Sprintf(format, a...))
+}
+
+// AppendFunc decides, under the ledger lock and against the current state,
+// what to write. It returns the facts (without id, time or clock) or an
+// error to refuse the write.
+type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
+
+// Append writes facts as one commit on the ledger. fn runs inside the
+// critical section: the ref lock is held and the state is the projection of
+// the tip the new commit will have as its parent, so a rule it checks
+// cannot be invalidated by a concurrent writer. Nothing is written when fn
+// or validation fails.
+func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
+	lock, err := l.Store.LockRef(LedgerRef)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if lock.RemovedStale {
+		l.warn("removed a stale %s.lock left by a killed process", LedgerRef)
+	}
+	unlock := l.cache.lock()
+	defer unlock()
+	st, err := l.catchUp(lock.Old)
+	if err != nil {
+		return nil, err
+	}
+	now := l.Now().UTC()
+	fs, err := fn(st, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	for i, f := range fs {
+		f.V = 1
+		if f.At == "" {
+			f.At = FormatTime(now)
+		}
+		f.Clock = st.MaxClock + 1 + int64(i)
+		if f.Access == "" && f.Kind == KindClaim {
+			f.Access = Exclusive
+		}
+		if err := f.Validate(); err != nil {
+			return nil, err
+		}
+		f.Seal()
+	}
+	var parent refs.Commit
+	if !lock.Old.IsZero() {
+		if parent, err = l.Store.ReadCommit(lock.Old); err != nil {
+			return nil, fmt.Errorf("reading ledger head: %w", err)
+		}
+	}
+	tree, err := l.addFacts(parent.Tree, now, fs)
+	if err != nil {
+		return nil, err
+	}
+	var parents []refs.Hash
+	if !lock.Old.IsZero() {
+		parents = []refs.Hash{lock.Old}
+	}
+	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: message(fs), When: now})
+	if err != nil {
+		return nil, err
+	}
+	if err := lock.Commit(commit); err != nil {
+		return nil, err
+	}
+	// The facts are acknowledged from here on; the cache is disposable.
+	cp := st.clone()
+	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
+		cp.Head, cp.Tree = commit.String(), tree.String()
+		l.cache.save(cp, fs, false)
+	}
+	return fs, nil
+}
+
+func message(fs []*Fact) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Summary()
+	}
+	m := strings.Join(parts, "; ")
+	if len(m) > 200 {
+		m = m[:197] + "..."
+	}
+	return m + "\n"
+}
+
+// addFacts writes the fact blobs into the newest segment of the time path
+// and rewrites the trees above it. root may be zero for a new ledger.
+func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*Fact) (refs.Hash, error) {
+	dirs := []string{factsDir, now.Format("2006"), now.Format("01"), now.Format("02"), now.Format("15")}
+	// levels[i] holds the entries of the tree at depth i along the path:
+	// root, facts, year, month, day, hour.
+	levels := make([][]refs.Entry, len(dirs)+1)
+	cur := root
+	for i := 0; i <= len(dirs); i++ {
+		if !cur.IsZero() {
+			es, err := l.readTree(cur)
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			levels[i] = es
+		}
+		if i == len(dirs) {
+			break
+		}
+		cur = refs.ZeroHash
+		for _, e := range levels[i] {
+			if e.Name == dirs[i] && e.Dir {
+				cur = e.Hash
+			}
+		}
+	}
+	// Pick the segment: the newest one unless it is full.
+	hour := levels[len(dirs)]
+	seg, segNum := refs.ZeroHash, 0
+	for _, e := range hour {
+		var n int
+		if _, err := fmt.Sscanf(e.Name, "%d", &n); err == nil && e.Dir && n >= segNum {
+			seg, segNum = e.Hash, n
+		}
+	}
+	var segEntries []refs.Entry
+	if !seg.IsZero() {
+		es, err := l.readTree(seg)
+		if err != nil {
+			return refs.ZeroHash, err
+		}
+		segEntries = es
+		if len(es)+len(fs) > segMax {
+			segEntries, segNum = nil, segNum+1
+		}
+	}
+	for _, f := range fs {
+		h, err := l.Store.WriteBlob(f.Raw)
+		if err != nil {
+			return refs.ZeroHash, err
+		}
+		segEntries = append(segEntries, refs.Entry{Name: f.ID + ".json", Hash: h})
+	}
+	child, err := l.writeTree(segEntries)
+	if err != nil {
+		return refs.ZeroHash, err
+	}
+	name := fmt.Sprintf("%04d", segNum)
+	for i := len(dirs); i >= 0; i-- {
+		es := replaceEntry(levels[i], refs.Entry{Name: name, Dir: true, Hash: child})
+		if i == 0 && !hasEntry(es, FormatFile) {
+			fh, err := l.Store.WriteBlob([]byte(FormatContent))
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			es = append(es, refs.Entry{Name: FormatFile, Hash: fh})
+		}
+		if child, err = l.writeTree(es); err != nil {
+			return refs.ZeroHash, err
+		}
+		if i > 0 {
+			name = dirs[i-1]
+		}
+	}
+	return child, nil
+}
+
+func (l *Ledger) writeTree(es []refs.Entry) (refs.Hash, error) {
+	h, err := l.Store.WriteTree(es)
+	if err == nil {
+		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
+		l.cache.remember(h, es)
+	}
+	return h, err
+}
+
+func replaceEntry(es []refs.Entry, e refs.Entry) []refs.Entry {
+	out := make([]refs.Entry, 0, len(es)+1)
+	for _, x := range es {
+		if x.Name != e.Name {
+			out = append(out, x)
+		}
+	}
+	return append(out, e)
+}
+
+func hasEntry(es []refs.Entry, name string) bool {
+	for _, e := range es {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Init writes the ledger's root commit (only the format marker) when there
+// is no ledger yet. It reports whether it wrote one.
+func (l *Ledger) Init() (bool, error) {
+	lock, err := l.Store.LockRef(LedgerRef)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Unlock()
+	if !lock.Old.IsZero() {
+		return false, nil
+	}
+	fh, err := l.Store.WriteBlob([]byte(FormatContent))
+	if err != nil {
+		return false, err
+	}
+	tree, err := l.writeTree([]refs.Entry{{Name: FormatFile, Hash: fh}})
+	if err != nil {
+		return false, err
+	}
+	c, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Message: "init rally ledger\n", When: l.Now().UTC()})
+	if err != nil {
+		return false, err
+	}
+	return true, lock.Commit(c)
+}
+
+// ErrNoFact is returned when no fact has the given id.
+var ErrNoFact = errors.New("no such fact")
+
+// All returns every fact of the current head in (clock, id) order.
+func (l *Ledger) All() ([]*Fact, error) {
+	st, err := l.Read()
+	if err != nil {
+		return nil, err
+	}
+	if st.Head == "" {
+		return nil, nil
+	}
+	if fs, ok := l.cache.mirror(st); ok {
+		SortFacts(fs)
+		return fs, nil
+	}
+	h, _ := refs.ParseHash(st.Tree)
+	fs, err := l.readAll(h)
+	if err != nil {
+		return nil, err
+	}
+	fs = dedupe(fs)
+	SortFacts(fs)
+	return fs, nil
+}
+
+// Find resolves an id or a unique prefix of at least 6 characters (with or
+// without the f_).
+func (l *Ledger) Find(prefix string) (*Fact, error) {
+	p := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(prefix)), "f_")
+	if len(p) < 6 || strings.Trim(p, "0123456789abcdef") != "" {
+		return nil, &UsageError{Msg: fmt.Sprintf("bad fact id %q: want f_ and at least 6 hex digits", prefix),
+			Hint: "git rally log --json"}
+	}
+	all, err := l.All()
+	if err != nil {
+		return nil, err
+	}
+	var found []*Fact
+	for _, f := range all {
+		if strings.HasPrefix(f.ID, "f_"+p) {
+			found = append(found, f)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return nil, &NotFoundError{ID: prefix}
+	case 1:
+		return found[0], nil
+	}
+	return nil, &UsageError{Msg: fmt.Sprintf("fact id %q is ambiguous: %d facts match", prefix, len(found)),
+		Hint: "give more characters of the id"}
+}
+
+// NotFoundError reports an unknown fact id (exit 2: it is the caller's input).
+type NotFoundError struct{ ID string }
+
+func (e *NotFoundError) Error() string { return fmt.Sprintf("no fact with id %q", e.ID) }
+
+type refHash = refs.Hash
+
+var refHashZero = refs.ZeroHash

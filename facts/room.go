@@ -1,0 +1,129 @@
+package facts
+
+import (
+	"sort"
+	"time"
+)
+
+// PeerView is an owner's liveness now.
+type PeerView struct {
+	Tool, Session, State string
+	LastSeen             time.Time
+	Subject              string
+}
+
+// ClaimView is an open claim with its time-dependent state.
+type ClaimView struct {
+	Fact         *Fact
+	LeaseExpires time.Time
+	LeaseState   string // live or expired
+	OwnerState   string
+	Contested    bool
+	HeldOver     string // the claim that holds against a contested one
+}
+
+// HandoffView is an unresolved handoff.
+type HandoffView struct {
+	Fact    *Fact
+	State   string
+	Overdue bool
+	Stale   bool
+	Age     time.Duration
+	Expired bool
+}
+
+// Room is the live room at one moment.
+type Room struct {
+	Head      string
+	Clock     int64
+	Peers     []PeerView
+	Claims    []ClaimView
+	Handoffs  []HandoffView
+	Blockers  []*Fact
+	Risks     []*Fact
+	Worktrees []*Fact
+	Facts     int
+	Retracted int
+	ByKind    map[string]int
+}
+
+// Room computes the room at now.
+func (s *State) Room(now time.Time) *Room {
+	r := &Room{Head: s.Head, Clock: s.MaxClock, Facts: s.Facts, Retracted: s.Retracted, ByKind: s.ByKind}
+	for _, p := range s.sortedPeers() {
+		t, _ := time.Parse(time.RFC3339Nano, p.LastAt)
+		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject})
+	}
+	r.Claims = s.ClaimViews(now)
+	for _, h := range s.sortedHandoffs() {
+		if h.Expired != "" {
+			continue
+		}
+		r.Handoffs = append(r.Handoffs, s.handoffView(h, now))
+	}
+	r.Blockers = sortedFacts(s.Blockers)
+	r.Risks = sortedFacts(s.Risks)
+	for _, f := range sortedFacts(s.Sessions) {
+		if f.Status != "removed" {
+			r.Worktrees = append(r.Worktrees, f)
+		}
+	}
+	return r
+}
+
+// ClaimViews returns every open claim with lease, owner state and contest.
+// Of two overlapping conflicting claims of different owners (possible only
+// after a merge of ledgers that were apart), the lower (clock, id) holds
+// and the other is contested.
+func (s *State) ClaimViews(now time.Time) []ClaimView {
+	claims := s.SortedClaims()
+	out := make([]ClaimView, 0, len(claims))
+	for i, c := range claims {
+		exp := s.LeaseExpires(c)
+		v := ClaimView{Fact: c, LeaseExpires: exp, LeaseState: "live", OwnerState: s.OwnerState(c.Owner(), now)}
+		if !now.Before(exp) {
+			v.LeaseState = "expired"
+		}
+		for _, d := range claims[:i] {
+			if d.Owner() == c.Owner() {
+				continue
+			}
+			if _, _, ok := ScopesConflict(d.Scopes, d.Access, c.Scopes, c.Access); ok {
+				v.Contested, v.HeldOver = true, d.ID
+				break
+			}
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func (s *State) handoffView(h *Handoff, now time.Time) HandoffView {
+	age := now.Sub(h.Fact.Time())
+	v := HandoffView{Fact: h.Fact, State: h.State(), Age: age, Expired: h.Expired != ""}
+	v.Stale = age > InboxStale || v.Expired
+	if h.Fact.AckBy != "" && v.State == "open" {
+		if t, err := time.Parse(time.RFC3339Nano, h.Fact.AckBy); err == nil && now.After(t) {
+			v.Overdue = true
+		}
+	}
+	return v
+}
+
+func (s *State) sortedHandoffs() []*Handoff {
+	out := make([]*Handoff, 0, len(s.Handoffs))
+	for _, h := range s.Handoffs {
+		out = append(out, h)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Fact.Key().Less(out[j].Fact.Key()) })
+	return out
+}
+
+func sortedFacts(m map[string]*Fact) []*Fact {
+	out := make([]*Fact, 0, len(m))
+	for _, f := range m {
+		out = append(out, f)
+	}
+	SortFacts(out)
+	return out
+}

@@ -1,0 +1,407 @@
+package facts
+
+import (
+	"errors"
+	"sort"
+	"strings"
+)
+
+// errRebuild asks for a projection from scratch: an incremental step met a
+// fact whose effect it cannot undo in place (the retraction of a release).
+var errRebuild = errors.New("projection needs a rebuild")
+
+// Peer is the latest activity of one owner.
+type Peer struct {
+	Tool    string `json:"tool"`
+	Session string `json:"session,omitempty"`
+	LastAt  string `json:"last_at"`
+	Last    Key    `json:"last"`
+	Left    bool   `json:"left,omitempty"`
+	Subject string `json:"subject,omitempty"`
+}
+
+// Handoff is a handoff that is not resolved yet.
+type Handoff struct {
+	Fact    *Fact             `json:"fact"`
+	Answers map[string]string `json:"answers,omitempty"` // answer id -> kind, target-authored
+	Expired string            `json:"expired,omitempty"` // rally's sweep fact
+	Overdue string            `json:"overdue,omitempty"` // the no-response risk
+}
+
+// State reports the handoff's state: open, acknowledged, resolved or expired.
+func (h *Handoff) State() string {
+	st := "open"
+	for _, k := range h.Answers {
+		if k == KindResolve || k == KindArtifact {
+			return "resolved"
+		}
+		st = "acknowledged"
+	}
+	if st == "open" && h.Expired != "" {
+		return "expired"
+	}
+	return st
+}
+
+// Artifact is an artifact addressed to someone who has not acknowledged it.
+type Artifact struct {
+	Fact *Fact  `json:"fact"`
+	For  string `json:"for"`
+}
+
+// State is the projection of a ledger that does not depend on the time:
+// what is open, who was last seen when, and counts. Time-dependent views
+// (liveness, leases, staleness) are computed from it by Room.
+type State struct {
+	Head     string `json:"head"`
+	Tree     string `json:"tree"`
+	Last     Key    `json:"last"`
+	MaxClock int64  `json:"max_clock"`
+
+	Facts     int            `json:"facts"`
+	Retracted int            `json:"retracted"`
+	ByKind    map[string]int `json:"by_kind"`
+	Bad       int            `json:"bad,omitempty"`
+
+	Peers      map[string]*Peer     `json:"peers"`
+	Claims     map[string]*Fact     `json:"claims"`
+	Handoffs   map[string]*Handoff  `json:"handoffs"`
+	Blockers   map[string]*Fact     `json:"blockers"`
+	Risks      map[string]*Fact     `json:"risks"`
+	Sessions   map[string]*Fact     `json:"sessions"`
+	Artifacts  map[string]*Artifact `json:"artifacts"`
+	Retraction map[string]string    `json:"retraction"` // retracted id -> retract id
+	Contest    map[string]string    `json:"contest"`    // contested claim id -> risk id
+}
+
+// NewState returns the projection of an empty ledger.
+func NewState() *State {
+	s := &State{}
+	s.init()
+	return s
+}
+
+func (s *State) init() {
+	if s.ByKind == nil {
+		s.ByKind = map[string]int{}
+	}
+	if s.Peers == nil {
+		s.Peers = map[string]*Peer{}
+	}
+	if s.Claims == nil {
+		s.Claims = map[string]*Fact{}
+	}
+	if s.Handoffs == nil {
+		s.Handoffs = map[string]*Handoff{}
+	}
+	if s.Blockers == nil {
+		s.Blockers = map[string]*Fact{}
+	}
+	if s.Risks == nil {
+		s.Risks = map[string]*Fact{}
+	}
+	if s.Sessions == nil {
+		s.Sessions = map[string]*Fact{}
+	}
+	if s.Artifacts == nil {
+		s.Artifacts = map[string]*Artifact{}
+	}
+	if s.Retraction == nil {
+		s.Retraction = map[string]string{}
+	}
+	if s.Contest == nil {
+		s.Contest = map[string]string{}
+	}
+}
+
+// SortFacts orders facts by (clock, id).
+func SortFacts(fs []*Fact) {
+	sort.Slice(fs, func(i, j int) bool { return fs[i].Key().Less(fs[j].Key()) })
+}
+
+// Build projects a whole set of facts from scratch. Retractions are
+// resolved first, so a retracted fact has no effect whatever its position.
+func Build(all []*Fact) *State {
+	SortFacts(all)
+	s := NewState()
+	byID := make(map[string]*Fact, len(all))
+	for _, f := range all {
+		byID[f.ID] = f
+	}
+	for _, f := range all {
+		if f.Kind != KindRetract || f.Ref == "" {
+			continue
+		}
+		if t := byID[f.Ref]; t != nil && t.Tool == f.Tool {
+			if _, done := s.Retraction[t.ID]; !done {
+				s.Retraction[t.ID] = f.ID
+			}
+		}
+	}
+	for _, f := range all {
+		s.count(f)
+		if _, gone := s.Retraction[f.ID]; gone {
+			continue
+		}
+		if f.Kind == KindRetract {
+			continue
+		}
+		s.apply(f)
+	}
+	return s
+}
+
+// Apply adds facts that all come after every fact applied so far. It
+// returns errRebuild when the facts are out of order or undo something the
+// state no longer holds.
+func (s *State) Apply(fs []*Fact) error {
+	SortFacts(fs)
+	for _, f := range fs {
+		if !s.Last.Less(f.Key()) {
+			return errRebuild
+		}
+		if f.Kind == KindRetract && f.Ref != "" {
+			if err := s.retract(f); err != nil {
+				return err
+			}
+			s.count(f)
+			continue
+		}
+		s.count(f)
+		if _, gone := s.Retraction[f.ID]; gone {
+			continue
+		}
+		s.apply(f)
+	}
+	return nil
+}
+
+func (s *State) count(f *Fact) {
+	s.Facts++
+	s.ByKind[f.Kind]++
+	if f.Kind == KindRetract {
+		s.Retracted++
+	}
+	if f.Clock > s.MaxClock {
+		s.MaxClock = f.Clock
+	}
+	if s.Last.Less(f.Key()) {
+		s.Last = f.Key()
+	}
+	s.touch(f)
+}
+
+// touch records activity: every fact an owner writes shows it is alive,
+// retracted or not.
+func (s *State) touch(f *Fact) {
+	if f.Tool == "" || f.Tool == SystemTool {
+		return
+	}
+	k := f.Owner().String()
+	p := s.Peers[k]
+	if p == nil {
+		p = &Peer{Tool: f.Tool, Session: f.Session}
+		s.Peers[k] = p
+	}
+	if p.Last.Less(f.Key()) {
+		p.Last = f.Key()
+		p.LastAt = f.At
+		p.Left = f.Kind == KindLeave
+		if f.Kind == KindPresence {
+			p.Subject = f.Subject
+		}
+	}
+}
+
+// retract undoes the target in place when the state holds it.
+func (s *State) retract(r *Fact) error {
+	id := r.Ref
+	if _, done := s.Retraction[id]; done {
+		return nil
+	}
+	author := func(f *Fact) bool { return f.Tool == r.Tool }
+	switch {
+	case s.Claims[id] != nil:
+		if !author(s.Claims[id]) {
+			return nil
+		}
+		delete(s.Claims, id)
+	case s.Handoffs[id] != nil:
+		if !author(s.Handoffs[id].Fact) {
+			return nil
+		}
+		delete(s.Handoffs, id)
+	case s.Blockers[id] != nil:
+		if !author(s.Blockers[id]) {
+			return nil
+		}
+		delete(s.Blockers, id)
+	case s.Risks[id] != nil:
+		if !author(s.Risks[id]) {
+			return nil
+		}
+		delete(s.Risks, id)
+	case s.Artifacts[id] != nil:
+		if !author(s.Artifacts[id].Fact) {
+			return nil
+		}
+		delete(s.Artifacts, id)
+	default:
+		if h := s.answeredBy(id); h != nil {
+			if h.Fact.Target != r.Tool {
+				return nil
+			}
+			delete(h.Answers, id)
+			break
+		}
+		// The target is closed, or a kind the state does not keep
+		// (note, presence): rebuild to find out what it changed.
+		return errRebuild
+	}
+	s.Retraction[id] = r.ID
+	return nil
+}
+
+func (s *State) answeredBy(id string) *Handoff {
+	for _, h := range s.Handoffs {
+		if _, ok := h.Answers[id]; ok {
+			return h
+		}
+	}
+	return nil
+}
+
+func (s *State) apply(f *Fact) {
+	switch f.Kind {
+	case KindClaim:
+		// Re-claiming the same scopes renews: the newer claim supersedes.
+		for id, c := range s.Claims {
+			if c.Owner() == f.Owner() && sameSet(c.Scopes, f.Scopes) {
+				delete(s.Claims, id)
+			}
+		}
+		s.Claims[f.ID] = f
+	case KindRelease:
+		if f.Ref != "" {
+			if c := s.Claims[f.Ref]; c != nil && (c.Owner() == f.Owner() || f.Reason == "takeover") {
+				delete(s.Claims, f.Ref)
+			}
+			return
+		}
+		for id, c := range s.Claims {
+			if c.Owner() == f.Owner() && shareScope(c.Scopes, f.Scopes) {
+				delete(s.Claims, id)
+			}
+		}
+	case KindClaimExpired:
+		delete(s.Claims, f.Ref)
+	case KindLeave:
+		for id, c := range s.Claims {
+			if c.Owner() == f.Owner() {
+				delete(s.Claims, id)
+			}
+		}
+	case KindHandoff:
+		s.Handoffs[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
+	case KindReceipt, KindResolve, KindArtifact:
+		s.answer(f)
+	case KindBlocker:
+		s.Blockers[f.ID] = f
+	case KindRisk:
+		s.Risks[f.ID] = f
+		if strings.HasPrefix(f.Subject, "no-response:") {
+			if h := s.Handoffs[f.Ref]; h != nil && h.Overdue == "" {
+				h.Overdue = f.ID
+			}
+		}
+		if strings.HasPrefix(f.Subject, "claim-contested") && f.Ref != "" {
+			s.Contest[f.Ref] = f.ID
+		}
+	case KindSession:
+		if f.Name != "" {
+			s.Sessions[f.Name] = f
+		}
+	}
+}
+
+func (s *State) answer(f *Fact) {
+	if f.Kind == KindArtifact && f.Target != "" {
+		s.Artifacts[f.ID] = &Artifact{Fact: f, For: f.Target}
+	}
+	if f.Ref == "" {
+		return
+	}
+	if h := s.Handoffs[f.Ref]; h != nil {
+		switch {
+		case f.Tool == h.Fact.Target:
+			h.Answers[f.ID] = f.Kind
+			if f.Kind == KindArtifact {
+				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
+			}
+			if h.State() == "resolved" {
+				delete(s.Handoffs, f.Ref)
+			}
+		case f.Tool == SystemTool && f.Kind == KindResolve && f.Status == "expired":
+			h.Expired = f.ID
+		}
+		return
+	}
+	if f.Kind == KindResolve {
+		delete(s.Blockers, f.Ref)
+		delete(s.Risks, f.Ref)
+	}
+	if f.Kind == KindReceipt {
+		if a := s.Artifacts[f.Ref]; a != nil && a.For == f.Tool {
+			delete(s.Artifacts, f.Ref)
+		}
+	}
+}
+
+func shareScope(a, b []string) bool {
+	for _, x := range a {
+		for _, y := range b {
+			if x == y {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// OwnedClaims returns the open claims of an owner, oldest first.
+func (s *State) OwnedClaims(o Owner) []*Fact {
+	var out []*Fact
+	for _, c := range s.Claims {
+		if c.Owner() == o {
+			out = append(out, c)
+		}
+	}
+	SortFacts(out)
+	return out
+}
+
+// SortedClaims returns the open claims in (clock, id) order.
+func (s *State) SortedClaims() []*Fact {
+	out := make([]*Fact, 0, len(s.Claims))
+	for _, c := range s.Claims {
+		out = append(out, c)
+	}
+	SortFacts(out)
+	return out
+}
+
+func sameSet(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	m := make(map[string]bool, len(a))
+	for _, x := range a {
+		m[x] = true
+	}
+	for _, y := range b {
+		if !m[y] {
+			return false
+		}
+	}
+	return true
+}

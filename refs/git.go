@@ -1,0 +1,62 @@
+package refs
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// GitError is a failed git command: its arguments, exit code and stderr.
+type GitError struct {
+	Args   []string
+	Code   int
+	Stderr string
+}
+
+func (e *GitError) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.Code)
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+// Git runs the git command line in dir; it is the one place rally shells
+// out, for what go-git cannot do well (worktree add, merge-tree, fetch and
+// push with the user's credentials). env entries are added to the
+// environment. It returns stdout.
+func Git(dir string, env []string, args ...string) (string, error) {
+	return GitInput(dir, env, nil, args...)
+}
+
+// GitCount counts the git processes this process started; benchmarks and
+// tests use it to show that work stays linear.
+var GitCount int
+
+// GitInput is Git with stdin.
+func GitInput(dir string, env []string, stdin []byte, args ...string) (string, error) {
+	GitCount++
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout = &out
+	cmd.Stderr = &errb
+	if err := cmd.Run(); err != nil {
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else {
+			return "", fmt.Errorf("running git: %w", err)
+		}
+		return out.String(), &GitError{Args: args, Code: code, Stderr: errb.String()}
+	}
+	return out.String(), nil
+}

@@ -1,0 +1,154 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ErrNotRepo is returned outside a git repository.
+var ErrNotRepo = errors.New("not a git repository (or any of the parent directories)")
+
+// Repo locates one repository: the common dir every worktree shares (the
+// room), this worktree's git dir and its top-level directory.
+type Repo struct {
+	CommonDir string // absolute; the room
+	GitDir    string // this worktree's git dir
+	WorkTree  string // this worktree's top level; "" in a bare repository
+}
+
+// Discover finds the repository containing dir without running git: it
+// walks up to a .git directory or gitdir file, then follows commondir. It
+// honours GIT_DIR and GIT_WORK_TREE as git does.
+func Discover(dir string) (*Repo, error) {
+	dir, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	if gd := os.Getenv("GIT_DIR"); gd != "" {
+		if !filepath.IsAbs(gd) {
+			gd = filepath.Join(dir, gd)
+		}
+		r := &Repo{GitDir: filepath.Clean(gd)}
+		if wt := os.Getenv("GIT_WORK_TREE"); wt != "" {
+			if !filepath.IsAbs(wt) {
+				wt = filepath.Join(dir, wt)
+			}
+			r.WorkTree = filepath.Clean(wt)
+		} else if filepath.Base(r.GitDir) == ".git" {
+			r.WorkTree = filepath.Dir(r.GitDir)
+		} else if top, ok := findTop(dir); ok {
+			r.WorkTree = top
+		}
+		return r.finish()
+	}
+	for d := dir; ; d = filepath.Dir(d) {
+		dotgit := filepath.Join(d, ".git")
+		if fi, err := os.Stat(dotgit); err == nil {
+			r := &Repo{WorkTree: d}
+			if fi.IsDir() {
+				r.GitDir = dotgit
+			} else {
+				b, err := os.ReadFile(dotgit)
+				if err != nil {
+					return nil, err
+				}
+				s := strings.TrimSpace(string(b))
+				if !strings.HasPrefix(s, "gitdir:") {
+					return nil, fmt.Errorf("%s: not a gitdir file", dotgit)
+				}
+				gd := strings.TrimSpace(strings.TrimPrefix(s, "gitdir:"))
+				if !filepath.IsAbs(gd) {
+					gd = filepath.Join(d, gd)
+				}
+				r.GitDir = filepath.Clean(gd)
+			}
+			return r.finish()
+		}
+		if isGitDir(d) {
+			return (&Repo{GitDir: d}).finish()
+		}
+		if filepath.Dir(d) == d {
+			return nil, ErrNotRepo
+		}
+	}
+}
+
+func findTop(dir string) (string, bool) {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ".git")); err == nil {
+			return d, true
+		}
+		if filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+}
+
+func isGitDir(d string) bool {
+	for _, n := range []string{"HEAD", "objects", "refs"} {
+		if _, err := os.Stat(filepath.Join(d, n)); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *Repo) finish() (*Repo, error) {
+	if !isGitDir(r.GitDir) {
+		if _, err := os.Stat(filepath.Join(r.GitDir, "commondir")); err != nil {
+			return nil, ErrNotRepo
+		}
+	}
+	r.CommonDir = r.GitDir
+	if b, err := os.ReadFile(filepath.Join(r.GitDir, "commondir")); err == nil {
+		cd := strings.TrimSpace(string(b))
+		if !filepath.IsAbs(cd) {
+			cd = filepath.Join(r.GitDir, cd)
+		}
+		r.CommonDir = filepath.Clean(cd)
+	}
+	if real, err := filepath.EvalSymlinks(r.CommonDir); err == nil {
+		r.CommonDir = real
+	}
+	if r.WorkTree != "" {
+		if real, err := filepath.EvalSymlinks(r.WorkTree); err == nil {
+			r.WorkTree = real
+		}
+	}
+	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil {
+		low := strings.ToLower(string(b))
+		if strings.Contains(low, "objectformat") && strings.Contains(low, "sha256") {
+			return nil, fmt.Errorf("sha256 repositories are not supported yet")
+		}
+	}
+	return r, nil
+}
+
+// MainWorkTree returns the main checkout of the repository, or "" for a
+// bare repository.
+func (r *Repo) MainWorkTree() string {
+	if filepath.Base(r.CommonDir) == ".git" {
+		return filepath.Dir(r.CommonDir)
+	}
+	return ""
+}
+
+// RallyDir is where machine-local state lives: <common dir>/rally.
+func (r *Repo) RallyDir() string { return filepath.Join(r.CommonDir, "rally") }
+
+// SessionName returns the rally session bound to the current worktree: the
+// name of <main checkout>/.rally/worktrees/<name>, or "".
+func SessionName(r *Repo) string {
+	main := r.MainWorkTree()
+	if main == "" || r.WorkTree == "" || r.WorkTree == main {
+		return ""
+	}
+	rel, err := filepath.Rel(filepath.Join(main, ".rally", "worktrees"), r.WorkTree)
+	if err != nil || strings.HasPrefix(rel, "..") || strings.Contains(rel, string(filepath.Separator)) {
+		return ""
+	}
+	return rel
+}
