@@ -2,11 +2,11 @@ package facts
 
 import (
 	"bytes"
-	"regexp"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"

@@ -72,13 +72,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 
 func classify(err error) (int, string, string) {
 	var (
-		ue  *usageError
-		fu  *facts.UsageError
-		nf  *facts.NotFoundError
-		re  *facts.RefusedError
-		ce  *facts.ConflictError
-		ee  *exitError
-		ge  *refs.GitError
+		ue *usageError
+		fu *facts.UsageError
+		nf *facts.NotFoundError
+		re *facts.RefusedError
+		ce *facts.ConflictError
+		ee *exitError
+		ge *refs.GitError
 	)
 	switch {
 	case errors.As(err, &ee):

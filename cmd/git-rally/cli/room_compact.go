@@ -8,18 +8,18 @@ import (
 )
 
 type compactJSON struct {
-	Advisory bool           `json:"advisory"`
-	Tool     string         `json:"tool"`
-	Paths    []string       `json:"paths"`
-	Head     string         `json:"head"`
-	Clock    int64          `json:"clock"`
-	Claims   []claimJSON    `json:"claims"`
-	Handoffs []handoffJSON  `json:"handoffs"`
-	Blockers []noteJSON     `json:"blockers"`
-	Peers    []peerJSON     `json:"peers"`
-	Omitted  map[string]int `json:"omitted"`
-	Budget   budgetJSON     `json:"budget"`
-	Untrusted string        `json:"untrusted"`
+	Advisory  bool           `json:"advisory"`
+	Tool      string         `json:"tool"`
+	Paths     []string       `json:"paths"`
+	Head      string         `json:"head"`
+	Clock     int64          `json:"clock"`
+	Claims    []claimJSON    `json:"claims"`
+	Handoffs  []handoffJSON  `json:"handoffs"`
+	Blockers  []noteJSON     `json:"blockers"`
+	Peers     []peerJSON     `json:"peers"`
+	Omitted   map[string]int `json:"omitted"`
+	Budget    budgetJSON     `json:"budget"`
+	Untrusted string         `json:"untrusted"`
 }
 
 type budgetJSON struct {
