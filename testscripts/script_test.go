@@ -1,0 +1,78 @@
+package testscripts
+
+import (
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-rally": func() { os.Exit(cli.Main()) },
+	})
+}
+
+func TestScripts(t *testing.T) {
+	testscript.Run(t, Params("testdata"))
+}
+
+// Params are the shared testscript settings: a private HOME with a git
+// identity, and the custom commands.
+func Params(dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o777); err != nil {
+				return err
+			}
+			env.Setenv("HOME", home)
+			env.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+			env.Setenv("GIT_AUTHOR_NAME", "Test")
+			env.Setenv("GIT_AUTHOR_EMAIL", "test@example.com")
+			env.Setenv("GIT_COMMITTER_NAME", "Test")
+			env.Setenv("GIT_COMMITTER_EMAIL", "test@example.com")
+			env.Setenv("RALLY_TOOL", "")
+			env.Setenv("RALLY_SESSION", "")
+			env.Setenv("RALLY_NOW", "")
+			return os.WriteFile(filepath.Join(home, ".gitconfig"),
+				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"exitcode": cmdExitcode,
+		},
+	}
+}
+
+// cmdExitcode runs a program and checks its exact exit code:
+//
+//	exitcode 3 git-rally claim src/a.go
+func cmdExitcode(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: exitcode <code> <program> [args...]")
+	}
+	want, err := strconv.Atoi(args[0])
+	if err != nil {
+		ts.Fatalf("exitcode: bad code %q", args[0])
+	}
+	err = ts.Exec(args[1], args[2:]...)
+	got := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) {
+			ts.Fatalf("exitcode: %v", err)
+		}
+		got = ee.ExitCode()
+	}
+	if got != want {
+		ts.Fatalf("exit code %d, want %d", got, want)
+	}
+}
