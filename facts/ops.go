@@ -37,6 +37,11 @@ func Claim(req ClaimRequest) AppendFunc {
 		}
 		claim := &Fact{Kind: KindClaim, Tool: req.Owner.Tool, Session: req.Owner.Session,
 			Scopes: req.Scopes, Access: access, LeaseS: int64(lease / time.Second), Subject: req.Subject}
+		for _, c := range st.OwnedClaims(req.Owner) {
+			if sameSet(c.Scopes, req.Scopes) {
+				claim.Ref = c.ID // a re-claim renews: it supersedes the claim it names
+			}
+		}
 		conflicts := st.Conflicts(req.Owner, req.Scopes, access)
 		if len(conflicts) == 0 {
 			return []*Fact{claim}, nil

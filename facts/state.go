@@ -225,6 +225,9 @@ func (s *State) retract(r *Fact) error {
 		if !author(s.Claims[id]) {
 			return nil
 		}
+		if s.Claims[id].Ref != "" {
+			return errRebuild // the claim it superseded comes back
+		}
 		delete(s.Claims, id)
 	case s.Handoffs[id] != nil:
 		if !author(s.Handoffs[id].Fact) {
@@ -241,19 +244,19 @@ func (s *State) retract(r *Fact) error {
 			return nil
 		}
 		delete(s.Risks, id)
-	case s.Artifacts[id] != nil:
+	case s.answeredBy(id) != nil:
+		h := s.answeredBy(id)
+		if h.Fact.Target != r.Tool {
+			return nil
+		}
+		delete(h.Answers, id)
+		delete(s.Artifacts, id)
+	case s.Artifacts[id] != nil && s.Artifacts[id].Fact.Ref == "":
 		if !author(s.Artifacts[id].Fact) {
 			return nil
 		}
 		delete(s.Artifacts, id)
 	default:
-		if h := s.answeredBy(id); h != nil {
-			if h.Fact.Target != r.Tool {
-				return nil
-			}
-			delete(h.Answers, id)
-			break
-		}
 		// The target is closed, or a kind the state does not keep
 		// (note, presence): rebuild to find out what it changed.
 		return errRebuild
@@ -274,11 +277,9 @@ func (s *State) answeredBy(id string) *Handoff {
 func (s *State) apply(f *Fact) {
 	switch f.Kind {
 	case KindClaim:
-		// Re-claiming the same scopes renews: the newer claim supersedes.
-		for id, c := range s.Claims {
-			if c.Owner() == f.Owner() && sameSet(c.Scopes, f.Scopes) {
-				delete(s.Claims, id)
-			}
+		// A re-claim names the claim it renews in ref and supersedes it.
+		if c := s.Claims[f.Ref]; c != nil && c.Owner() == f.Owner() {
+			delete(s.Claims, f.Ref)
 		}
 		s.Claims[f.ID] = f
 	case KindRelease:

@@ -1,0 +1,174 @@
+package refs
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func gitRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	return filepath.Join(dir, ".git")
+}
+
+func gitOut(t *testing.T, gitDir string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...).CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// The store writes objects git reads back byte for byte, and reads what
+// git writes.
+func TestStoreConformance(t *testing.T) {
+	gd := gitRepo(t)
+	st, err := Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	blob, err := st.WriteBlob([]byte("hello\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, gd, "cat-file", "-p", blob.String()); got != "hello" {
+		t.Fatalf("git reads the blob as %q", got)
+	}
+	sub, err := st.WriteTree([]Entry{{Name: "b.json", Hash: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Entries come unsorted; git's order puts "a" before "a.txt" before "a/".
+	root, err := st.WriteTree([]Entry{{Name: "z", Hash: blob}, {Name: "a", Dir: true, Hash: sub}, {Name: "a.txt", Hash: blob}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ls := gitOut(t, gd, "ls-tree", "-r", "--name-only", root.String())
+	if ls != "a.txt\na/b.json\nz" {
+		t.Fatalf("git ls-tree:\n%s", ls)
+	}
+	when := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	c1, err := st.WriteCommit(Commit{Tree: root, Message: "one\n", When: when})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := st.WriteCommit(Commit{Tree: sub, Parents: []Hash{c1}, Message: "two\n", When: when})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gitOut(t, gd, "log", "--format=%s %ct", c2.String()); got != "two 1767323045\none 1767323045" {
+		t.Fatalf("git log: %q", got)
+	}
+	gitOut(t, gd, "fsck", "--strict", "--no-dangling", c2.String())
+	c, err := st.ReadCommit(c2)
+	if err != nil || c.Tree != sub || len(c.Parents) != 1 || c.Parents[0] != c1 || c.Message != "two\n" {
+		t.Fatalf("ReadCommit: %+v %v", c, err)
+	}
+	es, err := st.ReadTree(root)
+	if err != nil || len(es) != 3 || !es[1].Dir || es[1].Name != "a" {
+		t.Fatalf("ReadTree: %+v %v", es, err)
+	}
+	// An object git wrote reads back.
+	cmd := exec.Command("git", "--git-dir", gd, "hash-object", "-w", "--stdin")
+	cmd.Stdin = strings.NewReader("from git\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gh, _ := ParseHash(string(out))
+	if b, err := st.ReadBlob(gh); err != nil || string(b) != "from git\n" {
+		t.Fatalf("ReadBlob of git's object: %q %v", b, err)
+	}
+	if _, err := st.ReadBlob(Hash{1}); err == nil {
+		t.Fatal("reading a missing object succeeded")
+	}
+}
+
+func TestRefLockProtocol(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	blob, _ := st.WriteBlob([]byte("x"))
+	tree, _ := st.WriteTree([]Entry{{Name: "x", Hash: blob}})
+	c1, _ := st.WriteCommit(Commit{Tree: tree, Message: "1\n", When: time.Unix(0, 0)})
+	c2, _ := st.WriteCommit(Commit{Tree: tree, Parents: []Hash{c1}, Message: "2\n", When: time.Unix(0, 0)})
+
+	l, err := st.LockRef("refs/rally/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !l.Old.IsZero() {
+		t.Fatalf("absent ref read as %s", l.Old)
+	}
+	if _, err := os.Stat(filepath.Join(gd, "refs/rally/ledger.lock")); err != nil {
+		t.Fatalf("no git lock file while held: %v", err)
+	}
+	// git itself cannot move the ref while rally holds it.
+	cmd := exec.Command("git", "--git-dir", gd, "update-ref", "refs/rally/ledger", c1.String())
+	if cmd.Run() == nil {
+		t.Fatalf("git update-ref succeeded while the lock was held")
+	}
+	if err := l.Commit(c1); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if got := gitOut(t, gd, "rev-parse", "refs/rally/ledger"); got != c1.String() {
+		t.Fatalf("ref is %s", got)
+	}
+	// Packed refs are read under the lock, and a loose ref shadows them.
+	gitOut(t, gd, "pack-refs", "--all")
+	if _, err := os.Stat(filepath.Join(gd, "refs/rally/ledger")); err == nil {
+		t.Fatalf("pack-refs left the loose ref")
+	}
+	l, err = st.LockRef("refs/rally/ledger")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Old != c1 {
+		t.Fatalf("packed ref read as %s, want %s", l.Old, c1)
+	}
+	if err := l.Commit(c2); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if got := gitOut(t, gd, "rev-parse", "refs/rally/ledger"); got != c2.String() {
+		t.Fatalf("after packed update ref is %s", got)
+	}
+	// An uncommitted lock leaves nothing behind.
+	l, _ = st.LockRef("refs/rally/ledger")
+	l.Unlock()
+	if _, err := os.Stat(filepath.Join(gd, "refs/rally/ledger.lock")); err == nil {
+		t.Fatalf("Unlock left the lock file")
+	}
+	if h, _ := st.ReadRef("refs/rally/ledger"); h != c2 {
+		t.Fatalf("ref moved by an uncommitted lock")
+	}
+}
+
+func TestStaleLockRecovery(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	lock := filepath.Join(gd, "refs/rally/ledger.lock")
+	os.MkdirAll(filepath.Dir(lock), 0o777)
+	os.WriteFile(lock, nil, 0o666)
+	old := time.Now().Add(-StaleLockAge - time.Second)
+	os.Chtimes(lock, old, old)
+	l, err := st.LockRef("refs/rally/ledger")
+	if err != nil {
+		t.Fatalf("stale lock not recovered: %v", err)
+	}
+	if !l.RemovedStale {
+		t.Fatalf("stale lock removal not reported")
+	}
+	l.Unlock()
+}

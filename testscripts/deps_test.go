@@ -1,0 +1,54 @@
+package testscripts
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The house rules of the layout: go-git only in refs, cobra only in the
+// CLI package, and dependencies pointing down.
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}} {{join .Imports \" \"}}", "github.com/git-rally/git-rally/...").Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	const mod = "github.com/git-rally/git-rally/"
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Fields(line)
+		pkg, imports := strings.TrimPrefix(fields[0], mod), fields[1:]
+		for _, imp := range imports {
+			switch {
+			case strings.HasPrefix(imp, "github.com/go-git/") && pkg != "refs":
+				t.Errorf("%s imports %s: only refs may use go-git", pkg, imp)
+			case strings.HasPrefix(imp, "github.com/spf13/cobra") && pkg != "cmd/git-rally/cli":
+				t.Errorf("%s imports %s: only the CLI may use cobra", pkg, imp)
+			case strings.HasPrefix(imp, mod):
+				dep := strings.TrimPrefix(imp, mod)
+				if !allowed(pkg, dep) {
+					t.Errorf("%s imports %s: dependencies point down (cli -> hooks, worktree, facts -> refs)", pkg, dep)
+				}
+			}
+		}
+	}
+}
+
+var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "cmd/git-rally/cli": 4, "cmd/git-rally": 5, "testscripts": 6}
+
+func allowed(pkg, dep string) bool {
+	top := func(p string) string {
+		for k := range rank {
+			if p == k || strings.HasPrefix(p, k+"/") && k != "cmd/git-rally" {
+				return k
+			}
+		}
+		return p
+	}
+	a, b := top(pkg), top(dep)
+	ra, okA := rank[a]
+	rb, okB := rank[b]
+	if !okA || !okB {
+		return true // bench and tools may use anything
+	}
+	return rb < ra || a == b
+}
