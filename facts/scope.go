@@ -73,7 +73,7 @@ func validKind(k string) bool {
 }
 
 func parseTyped(kind, val string, pc PathContext) (Scope, error) {
-	if strings.TrimSpace(val) == "" {
+	if val == "" || (!(kind == "file" || kind == "dir" || kind == "glob") && strings.TrimSpace(val) == "") {
 		return Scope{}, usagef("empty value in scope %s:", kind)
 	}
 	switch kind {
