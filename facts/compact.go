@@ -24,8 +24,13 @@ type Compact struct {
 	Omitted  map[string]int
 }
 
-// MaxCompactPeers is the most peers the compact room lists.
-const MaxCompactPeers = 8
+// MaxCompactPeers and MaxCompactOthers bound the peers and the other
+// owners' claims the compact room lists, whatever the budget: a crowded
+// room's compact view stays a short read.
+const (
+	MaxCompactPeers  = 8
+	MaxCompactOthers = 8
+)
 
 // CompactRoom selects items for me. size reports the encoded size of a
 // candidate selection; the caller's encoder decides the bytes.
@@ -64,15 +69,26 @@ func (s *State) CompactRoom(me Owner, scopes []string, budget int, now time.Time
 			c.Omitted["blockers"]++
 		}
 	}
-	for i := len(others) - 1; i >= 0; i-- { // newest first
-		own = append(own, others[i])
-	}
 	for _, cl := range own {
 		c.Claims = append(c.Claims, cl)
 		if !fits() {
 			c.Claims = c.Claims[:len(c.Claims)-1]
 			c.Omitted["claims"]++
 		}
+	}
+	shown := 0
+	for i := len(others) - 1; i >= 0; i-- { // newest first
+		if shown >= MaxCompactOthers {
+			c.Omitted["claims"]++
+			continue
+		}
+		c.Claims = append(c.Claims, others[i])
+		if !fits() {
+			c.Claims = c.Claims[:len(c.Claims)-1]
+			c.Omitted["claims"]++
+			continue
+		}
+		shown++
 	}
 	peers := 0
 	for _, p := range room.Peers {
