@@ -121,8 +121,8 @@ func (c *cache) mirrorPath(gen int) string {
 	return filepath.Join(c.dir, fmt.Sprintf("facts-%d.jsonl", gen))
 }
 
-// mirror returns the facts of the saved state from the mirror file.
-func (c *cache) mirror(st *State) ([]*Fact, bool) {
+// mirrorBytes returns the mirror's lines for the saved state.
+func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
 	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
 		return nil, false
 	}
@@ -133,6 +133,15 @@ func (c *cache) mirror(st *State) ([]*Fact, bool) {
 	defer f.Close()
 	data := make([]byte, c.saved.MirrorLen)
 	if _, err := io.ReadFull(f, data); err != nil {
+		return nil, false
+	}
+	return data, true
+}
+
+// mirror returns the facts of the saved state from the mirror file.
+func (c *cache) mirror(st *State) ([]*Fact, bool) {
+	data, ok := c.mirrorBytes(st)
+	if !ok {
 		return nil, false
 	}
 	out := make([]*Fact, 0, st.Facts)

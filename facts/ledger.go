@@ -507,15 +507,9 @@ func (l *Ledger) Find(prefix string) (*Fact, error) {
 		return nil, &UsageError{Msg: fmt.Sprintf("bad fact id %q: want f_ and at least 6 hex digits", prefix),
 			Hint: "git rally log --json"}
 	}
-	all, err := l.All()
+	found, err := l.findPrefix("f_" + p)
 	if err != nil {
 		return nil, err
-	}
-	var found []*Fact
-	for _, f := range all {
-		if strings.HasPrefix(f.ID, "f_"+p) {
-			found = append(found, f)
-		}
 	}
 	switch len(found) {
 	case 0:
@@ -535,3 +529,42 @@ func (e *NotFoundError) Error() string { return fmt.Sprintf("no fact with id %q"
 type refHash = refs.Hash
 
 var refHashZero = refs.ZeroHash
+
+// findPrefix returns the facts whose id starts with prefix. It scans the
+// mirror's raw lines and decodes only the candidates, so resolving an id
+// costs a byte scan, not a decode of the whole ledger.
+func (l *Ledger) findPrefix(prefix string) ([]*Fact, error) {
+	st, err := l.Read()
+	if err != nil {
+		return nil, err
+	}
+	var found []*Fact
+	if data, ok := l.cache.mirrorBytes(st); ok {
+		needle := []byte(prefix) // may also hit a ref; the decode below checks the id
+		for len(data) > 0 {
+			i := bytes.IndexByte(data, '\n')
+			if i < 0 {
+				break
+			}
+			line := data[:i]
+			data = data[i+1:]
+			if !bytes.Contains(line, needle) {
+				continue
+			}
+			if f, err := Parse(line); err == nil && strings.HasPrefix(f.ID, prefix) {
+				found = append(found, f)
+			}
+		}
+		return found, nil
+	}
+	all, err := l.All()
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range all {
+		if strings.HasPrefix(f.ID, prefix) {
+			found = append(found, f)
+		}
+	}
+	return found, nil
+}
