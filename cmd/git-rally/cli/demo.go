@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -44,6 +46,15 @@ func runDemo(f *factory, keep bool) error {
 	for _, p := range []string{"src/api.ts", "src/ui/app.tsx", "README.md"} {
 		os.MkdirAll(dir+"/"+dirname(p), 0o777)
 		os.WriteFile(dir+"/"+p, []byte("// "+p+"\n"), 0o666)
+	}
+	for _, k := range []string{"RALLY_SESSION", "RALLY_TOOL", "GIT_DIR", "GIT_WORK_TREE"} {
+		if v, ok := os.LookupEnv(k); ok {
+			os.Unsetenv(k)
+			defer os.Setenv(k, v)
+		}
+	}
+	if v, ok := os.LookupEnv("RALLY_NOW"); ok {
+		defer os.Setenv("RALLY_NOW", v)
 	}
 	old, _ := os.Getwd()
 	if err := os.Chdir(dir); err != nil {
@@ -104,6 +115,8 @@ func runDemo(f *factory, keep bool) error {
 		}
 		if code != 0 {
 			fmt.Fprintf(f.out, "  (exit %d)\n", code)
+		} else if isWrite(args[0]) {
+			fmt.Fprintf(f.out, "  room now: %s\n", demoRoomLine())
 		}
 	}
 	os.Unsetenv("RALLY_NOW")
@@ -113,6 +126,35 @@ func runDemo(f *factory, keep bool) error {
 		fmt.Fprintln(f.out, "\ndone; the throw-away repository is removed")
 	}
 	return nil
+}
+
+func isWrite(cmd string) bool {
+	switch cmd {
+	case "enter", "leave", "claim", "release", "handoff", "receipt", "resolve", "note", "retract":
+		return true
+	}
+	return false
+}
+
+// demoRoomLine summarises the room in one line after a step.
+func demoRoomLine() string {
+	var out bytes.Buffer
+	if Run([]string{"room", "--json"}, strings.NewReader(""), &out, io.Discard) != 0 {
+		return "?"
+	}
+	var r roomJSON
+	if json.Unmarshal(out.Bytes(), &r) != nil {
+		return "?"
+	}
+	var claims, handoffs []string
+	for _, c := range r.Claims {
+		claims = append(claims, c.Tool+" "+strings.Join(c.Scopes, ","))
+	}
+	for _, h := range r.Handoffs {
+		handoffs = append(handoffs, h.From+"->"+h.Target+" "+h.State)
+	}
+	return fmt.Sprintf("%d peers; claims [%s]; handoffs [%s]; %d facts, %d retracted",
+		len(r.Peers), strings.Join(claims, "; "), strings.Join(handoffs, "; "), r.Totals.Facts, r.Totals.Retracted)
 }
 
 func dirname(p string) string {
