@@ -300,13 +300,21 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		}
 		f.Seal()
 	}
-	var parent refs.Commit
+	// The state is at lock.Old, so its tree is the parent's: no object read.
+	var parentTree refs.Hash
 	if !lock.Old.IsZero() {
-		if parent, err = l.Store.ReadCommit(lock.Old); err != nil {
-			return nil, fmt.Errorf("reading ledger head: %w", err)
+		if st.Head != lock.Old.String() {
+			return nil, fmt.Errorf("internal: projection at %s, ledger at %s", st.Head, lock.Old)
+		}
+		if parentTree, err = refs.ParseHash(st.Tree); err != nil {
+			c, err := l.Store.ReadCommit(lock.Old)
+			if err != nil {
+				return nil, fmt.Errorf("reading ledger head: %w", err)
+			}
+			parentTree = c.Tree
 		}
 	}
-	tree, err := l.addFacts(parent.Tree, now, fs)
+	tree, err := l.addFacts(parentTree, now, fs)
 	if err != nil {
 		return nil, err
 	}
