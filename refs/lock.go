@@ -163,10 +163,6 @@ func (l *RefLock) Commit(h Hash) error {
 		return fmt.Errorf("updating %s: %w", l.name, err)
 	}
 	l.committed = true
-	if d, err := os.Open(filepath.Dir(l.path)); err == nil {
-		d.Sync()
-		d.Close()
-	}
 	return nil
 }
 
