@@ -16,6 +16,7 @@ const (
 	ActionUpdate     = "update_from_base" // merging into the base would conflict
 	ActionCoordinate = "coordinate"       // it changes files another session holds
 	ActionClaim      = "claim"            // changed files no claim of the session covers
+	ActionBranch     = "branch"           // commits on a detached HEAD: put a branch on them
 	ActionMerge      = "merge"            // ready to merge into the base
 	ActionRemove     = "remove"           // nothing left to merge
 	ActionNone       = "none"
@@ -229,6 +230,14 @@ func covered(claims []*facts.Fact, paths ...string) bool {
 // mergeable is a row with commits to merge.
 func (row *Row) mergeable() bool { return row.Head != "" && row.Ahead > 0 }
 
+// key names a row in pairs: its branch, else (detached) its name.
+func (row *Row) key() string {
+	if row.Branch != "" {
+		return row.Branch
+	}
+	return row.Name
+}
+
 // predict fills the base conflicts of every row, and the overlaps and
 // predicted conflicts of every pair of mergeable rows, with one merge-tree
 // process.
@@ -248,7 +257,7 @@ func (r *Repo) predict(p *Plan) error {
 	for i := range rows {
 		for j := i + 1; j < len(rows); j++ {
 			if files := intersect(rows[i].Changed, rows[j].Changed); len(files) > 0 {
-				p.Overlaps = append(p.Overlaps, Pair{rows[i].Branch, rows[j].Branch, files})
+				p.Overlaps = append(p.Overlaps, Pair{rows[i].key(), rows[j].key(), files})
 			}
 			if rows[i].Head != rows[j].Head {
 				ms = append(ms, merge{rows[i].Head, rows[j].Head})
@@ -266,7 +275,7 @@ func (r *Repo) predict(p *Plan) error {
 	for k, pr := range pairs {
 		if m := res[len(rows)+k]; !m.Clean {
 			files := sortedSet(m.Conflicts)
-			p.Conflicts = append(p.Conflicts, Pair{rows[pr.i].Branch, rows[pr.j].Branch, files})
+			p.Conflicts = append(p.Conflicts, Pair{rows[pr.i].key(), rows[pr.j].key(), files})
 		}
 	}
 	return nil
@@ -314,6 +323,8 @@ func nextAction(p *Plan, row *Row, st *facts.State) (string, string) {
 		return ActionPrune, "git worktree prune"
 	case len(row.Dirty) > 0:
 		return ActionCommit, in("git status")
+	case row.Branch == "" && row.mergeable():
+		return ActionBranch, in("git switch -c " + SanitizeName(row.Name))
 	case !row.mergeable():
 		if row.Session != "" {
 			return ActionRemove, "git rally worktree remove " + row.Name
