@@ -72,7 +72,10 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 	}
 	closed := 0
 	written, err := l.Append(func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
-		rec := &facts.Fact{Kind: facts.KindSession, Tool: o.Tool, Session: name, Status: "removed",
+		// Written as the remover (not as a member of the session, which
+		// would make the remover look present in it); the leaves below
+		// end the session's own owners.
+		rec := &facts.Fact{Kind: facts.KindSession, Tool: o.Tool, Session: o.Session, Status: "removed",
 			Name: name, Path: rm.Path, Branch: rm.Branch, Subject: removalSubject(rm)}
 		owners := map[facts.Owner]int{}
 		if s := st.Sessions[name]; s != nil {
