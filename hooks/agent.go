@@ -37,35 +37,35 @@ func (a *agentRun) sessionStart() Answer {
 		a.warn("room not shown: %v", err)
 		return a.quiet()
 	}
-	now := a.inv.Now
-	size := func(c *facts.Compact) int { return len(roomText(a.me, c, now)) }
-	c := st.CompactRoom(a.me, nil, contextBudget, now, size)
+	exported := a.inv.Getenv("RALLY_TOOL") != ""
+	if a.host.name == Claude && !exported {
+		exported = a.exportIdentity()
+	}
+	size := func(c *facts.Compact) int { return len(roomText(a.me, c, exported)) }
+	c := st.CompactRoom(a.me, nil, contextBudget, a.inv.Now, size)
 	var ids []string
 	for _, h := range c.Handoffs {
 		ids = append(ids, h.Fact.ID)
 	}
 	a.markShown(st, ids)
-	if a.host.name == Claude {
-		a.exportIdentity()
-	}
-	return a.answer(a.host.context(a.host.start, roomText(a.me, c, now)))
+	return a.answer(a.host.context(a.host.start, roomText(a.me, c, exported)))
 }
 
 // exportIdentity hands the hook's identity to the agent's own shell
 // commands through Claude Code's CLAUDE_ENV_FILE, so `git rally claim`
 // typed by the agent and the claims its hooks take have one owner.
-func (a *agentRun) exportIdentity() {
+func (a *agentRun) exportIdentity() bool {
 	file := a.inv.Getenv("CLAUDE_ENV_FILE")
-	if file == "" || a.inv.Getenv("RALLY_TOOL") != "" {
-		return
+	if file == "" {
+		return false
 	}
 	f, err := os.OpenFile(file, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		a.warn("could not export RALLY_TOOL: %v", err)
-		return
+		return false
 	}
-	defer f.Close()
-	fmt.Fprintf(f, "export RALLY_TOOL='%s'\n", a.me.Tool)
+	_, werr := fmt.Fprintf(f, "export RALLY_TOOL='%s'\n", a.me.Tool)
+	return errors.Join(werr, f.Close()) == nil
 }
 
 func (a *agentRun) preToolUse() Answer {

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -22,6 +23,10 @@ func preCommit(inv Invocation) Answer {
 	r, err := worktree.Discover(inv.Dir)
 	if err != nil {
 		warn("staged paths not checked: %v", err)
+		return done(0)
+	}
+	if exists(filepath.Join(r.GitDir, "MERGE_HEAD")) {
+		// A merge brings in others' work; their claims are not in its way.
 		return done(0)
 	}
 	dir := r.WorkTree

@@ -18,11 +18,17 @@ func peerText(s string) string { return "«" + facts.Sanitize(s, facts.CompactCa
 // from elsewhere may hold anything.
 func ident(s string) string { return facts.Sanitize(s, 160) }
 
-// roomText is the compact room as session-start context.
-func roomText(me facts.Owner, c *facts.Compact, now time.Time) string {
+// roomText is the compact room as session-start context. exported says
+// whether the agent's shell already has RALLY_TOOL.
+func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	var b strings.Builder
 	t := ident(me.Tool)
 	fmt.Fprintf(&b, "git rally: the agents in this repository coordinate through a shared ledger of claims and handoffs (advice, not locks). You are %s.\n", ident(me.String()))
+	if exported {
+		fmt.Fprintf(&b, "RALLY_TOOL=%s is set in your shell, so git rally and the pre-commit check know your commands and commits as yours.\n", t)
+	} else {
+		fmt.Fprintf(&b, "git rally and the pre-commit check know your commands and commits as yours only with RALLY_TOOL=%s in their environment (or --tool %s).\n", t, t)
+	}
 	fmt.Fprintf(&b, "Files you edit are checked against other agents' claims and claimed for you. `git rally room --tool %s` shows the room; `git rally release <path> --tool %s` gives a file back; `git rally leave --tool %s` releases everything when you are done.\n", t, t, t)
 	b.WriteString(untrustedLine + "\n")
 	if len(c.Handoffs) > 0 {
