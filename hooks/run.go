@@ -51,6 +51,8 @@ func Handle(inv Invocation) (ans Answer) {
 	switch {
 	case inv.Host == Git && ev == "precommit":
 		return preCommit(inv)
+	case inv.Host == Git:
+		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown git hook %q; nothing checked\n", inv.Event))}
 	case !isAgent:
 		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown hook host %q; nothing checked\n", inv.Host))}
 	}
