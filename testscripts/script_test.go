@@ -48,6 +48,7 @@ func Params(dir string) testscript.Params {
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
+			"envsubst": cmdEnvsubst,
 		},
 	}
 }

@@ -1,0 +1,79 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/hooks"
+)
+
+// maxHookInput bounds what a hook reads from its host (a Write carries the
+// whole file).
+const maxHookInput = 32 << 20
+
+func newCmdHook(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook <host> <event>",
+		Short: "Answer a hook call from git or an agent host (what `git rally hooks install` registers)",
+		Long: `git rally hook is what installed hooks run: "git rally hook git pre-commit",
+"git rally hook claude|codex session-start|pre-tool-use|user-prompt-submit",
+"git rally hook gemini session-start|before-tool|before-agent". It reads the
+host's JSON on stdin and answers in the host's JSON.
+
+It fails open: malformed input, an unknown host or event, or a missing ledger
+answer "allow" and say nothing. RALLY_HOOK_STRICT=1 turns a stop finding of
+the write check into a denial (git: also git config rally.strict true);
+RALLY_HOOKS=off silences every hook.`,
+		// Flags are not parsed: a host must never get a usage error
+		// (exit 2 would block its tool call).
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			for _, a := range args {
+				if a == "-h" || a == "--help" {
+					return c.Help()
+				}
+			}
+			return runHook(f, args)
+		},
+	}
+}
+
+func runHook(f *factory, args []string) error {
+	if len(args) != 2 {
+		fmt.Fprintln(f.err, "git-rally: warning: usage: git rally hook <host> <event>; nothing checked")
+		return nil
+	}
+	now, err := f.Now()
+	if err != nil {
+		now = time.Now().UTC()
+	}
+	var input []byte
+	if args[0] != hooks.Git {
+		input = readHookInput(f.in)
+	}
+	wd, _ := os.Getwd()
+	ans := hooks.Handle(hooks.Invocation{Host: args[0], Event: args[1], Input: input, Dir: wd,
+		Getenv: os.Getenv, Now: now, Identity: f.Identity})
+	f.out.Write(ans.Stdout)
+	f.err.Write(ans.Stderr)
+	if ans.Code != 0 {
+		return &exitError{code: ans.Code}
+	}
+	return nil
+}
+
+// readHookInput reads the host's JSON; a terminal (someone trying the
+// command by hand) gives none rather than a hang.
+func readHookInput(in io.Reader) []byte {
+	if file, ok := in.(*os.File); ok {
+		if fi, err := file.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return nil
+		}
+	}
+	b, _ := io.ReadAll(io.LimitReader(in, maxHookInput))
+	return b
+}

@@ -1,0 +1,22 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/hooks"
+)
+
+func newCmdHooksStatus(f *factory) *cobra.Command {
+	opts := &hooksOptions{}
+	c := &cobra.Command{
+		Use:   "status [--git] [--claude] [--codex] [--gemini]",
+		Short: "Show which of rally's hooks are installed where (no flag: git, Claude Code and Codex)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runHooks(f, opts, hooks.Status, func(r hooks.Result) string { return r.State + ":" })
+		},
+	}
+	addHostFlags(c, &opts.hosts)
+	addJSONFlags(c, &opts.j)
+	return c
+}

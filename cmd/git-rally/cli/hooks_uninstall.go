@@ -1,0 +1,27 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/hooks"
+)
+
+func newCmdHooksUninstall(f *factory) *cobra.Command {
+	opts := &hooksOptions{}
+	c := &cobra.Command{
+		Use:   "uninstall [--git] [--claude] [--codex] [--gemini]",
+		Short: "Remove rally's hooks and put back what was there (no flag: git, Claude Code and Codex)",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runHooks(f, opts, hooks.Uninstall, func(r hooks.Result) string {
+				if r.Changed {
+					return "removed from"
+				}
+				return "not installed in"
+			})
+		},
+	}
+	addHostFlags(c, &opts.hosts)
+	addJSONFlags(c, &opts.j)
+	return c
+}

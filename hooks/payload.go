@@ -1,0 +1,94 @@
+package hooks
+
+import (
+	"encoding/json"
+	"strings"
+)
+
+// payload is the part of a host's hook input rally reads. Claude Code,
+// Codex and Gemini CLI share these field names.
+type payload struct {
+	SessionID string          `json:"session_id"`
+	Cwd       string          `json:"cwd"`
+	Event     string          `json:"hook_event_name"`
+	Source    string          `json:"source"`
+	ToolName  string          `json:"tool_name"`
+	ToolInput json.RawMessage `json:"tool_input"`
+}
+
+// parsePayload reads the host's JSON; anything else is no payload.
+func parsePayload(b []byte) (payload, bool) {
+	var p payload
+	if err := json.Unmarshal(b, &p); err != nil {
+		return payload{}, false
+	}
+	return p, true
+}
+
+// maxPaths bounds the paths one tool call is checked for.
+const maxPaths = 256
+
+// editPaths returns the paths a tool call is about to write, as the host
+// gave them (absolute or relative to the payload's cwd). A tool rally does
+// not know, or an opaque shell command, gives none: it is allowed unchecked.
+func editPaths(host string, p payload) []string {
+	var in struct {
+		FilePath     string `json:"file_path"`
+		NotebookPath string `json:"notebook_path"`
+		Command      any    `json:"command"`
+	}
+	if len(p.ToolInput) > 0 && json.Unmarshal(p.ToolInput, &in) != nil {
+		return nil
+	}
+	var out []string
+	switch host + "/" + p.ToolName {
+	case Claude + "/Edit", Claude + "/Write", Claude + "/MultiEdit", Gemini + "/write_file", Gemini + "/replace":
+		out = []string{in.FilePath}
+	case Claude + "/NotebookEdit":
+		out = []string{in.NotebookPath}
+		if in.NotebookPath == "" {
+			out = []string{in.FilePath}
+		}
+	case Codex + "/apply_patch":
+		if s, ok := in.Command.(string); ok {
+			out = PatchPaths(s)
+		}
+	}
+	return uniquePaths(out)
+}
+
+func uniquePaths(ps []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range ps {
+		if p == "" || seen[p] || len(out) >= maxPaths {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// PatchPaths lists the files an apply_patch body adds, updates, deletes or
+// moves to, in order, from its "*** Add File:", "*** Update File:",
+// "*** Delete File:" and "*** Move to:" lines.
+func PatchPaths(patch string) []string {
+	var out []string
+	for _, line := range strings.Split(patch, "\n") {
+		line = strings.TrimSpace(line)
+		if !strings.HasPrefix(line, "***") {
+			continue
+		}
+		rest := strings.TrimSpace(strings.TrimPrefix(line, "***"))
+		for _, op := range []string{"Add File:", "Update File:", "Delete File:", "Move to:"} {
+			if strings.HasPrefix(rest, op) {
+				if p := strings.TrimSpace(strings.TrimPrefix(rest, op)); p != "" {
+					out = append(out, p)
+				}
+				break
+			}
+		}
+	}
+	return out
+}

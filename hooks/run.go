@@ -1,0 +1,217 @@
+package hooks
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/worktree"
+)
+
+// Invocation is one run of `git rally hook <host> <event>`.
+type Invocation struct {
+	Host, Event string
+	Input       []byte // the host's JSON from stdin
+	Dir         string // the process's working directory
+	Getenv      func(string) string
+	Now         time.Time
+	// Identity is the command line's identity (--tool, RALLY_TOOL,
+	// rally.tool, the worktree's session): the committer's, for the git
+	// pre-commit hook. Agent hooks derive theirs from the host's session.
+	Identity func() (facts.Owner, error)
+}
+
+// Answer is what a hook prints and how it exits.
+type Answer struct {
+	Stdout []byte
+	Stderr []byte
+	Code   int
+}
+
+// Handle answers one hook invocation. It never fails: malformed input, an
+// unknown host or event, a missing ledger or an internal error all answer
+// "allow, nothing to say", with a line on stderr at most.
+func Handle(inv Invocation) (ans Answer) {
+	if inv.Getenv == nil {
+		inv.Getenv = os.Getenv
+	}
+	host, isAgent := agentHosts[inv.Host]
+	defer func() {
+		if p := recover(); p != nil {
+			ans = Answer{Stdout: host.quiet(), Stderr: []byte(fmt.Sprintf("git-rally: warning: hook failed open: %v\n", p))}
+		}
+	}()
+	if inv.Getenv("RALLY_HOOKS") == "off" {
+		return Answer{Stdout: host.quiet()}
+	}
+	ev := normEvent(inv.Event)
+	switch {
+	case inv.Host == Git && ev == "precommit":
+		return preCommit(inv)
+	case inv.Host == Git:
+		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown git hook %q; nothing checked\n", inv.Event))}
+	case !isAgent:
+		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown hook host %q; nothing checked\n", inv.Host))}
+	}
+	p, ok := parsePayload(inv.Input)
+	if !ok {
+		return Answer{Stdout: host.quiet()}
+	}
+	a := &agentRun{inv: inv, host: host, p: p}
+	switch ev {
+	case normEvent(host.start), "sessionstart":
+		return a.sessionStart()
+	case normEvent(host.preTool), "pretooluse":
+		return a.preToolUse()
+	case normEvent(host.prompt), "userpromptsubmit":
+		return a.promptSubmit()
+	}
+	return Answer{Stdout: host.quiet(), Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown %s hook event %q; nothing checked\n", inv.Host, inv.Event))}
+}
+
+// normEvent makes "pre-tool-use", "PreToolUse" and "pre_tool_use" one name.
+func normEvent(e string) string {
+	return strings.ToLower(strings.NewReplacer("-", "", "_", "").Replace(e))
+}
+
+// agentRun is one agent-host hook run.
+type agentRun struct {
+	inv    Invocation
+	host   agentHost
+	p      payload
+	repo   *worktree.Repo
+	ledger *facts.Ledger
+	me     facts.Owner
+	stderr strings.Builder
+}
+
+func (a *agentRun) warn(format string, args ...any) {
+	fmt.Fprintf(&a.stderr, "git-rally: warning: "+format+"\n", args...)
+}
+
+func (a *agentRun) answer(out []byte) Answer {
+	if a.ledger != nil {
+		for _, w := range a.ledger.Warnings {
+			a.warn("%s", w)
+		}
+		a.ledger.Close()
+		a.ledger = nil
+	}
+	return Answer{Stdout: out, Stderr: []byte(a.stderr.String())}
+}
+
+func (a *agentRun) quiet() Answer { return a.answer(a.host.quiet()) }
+
+// SessionTag is the short session part of an agent host's identity: the
+// first 8 characters of its session id. Codex ids are time-ordered UUIDs
+// whose first characters are shared by sessions started within a minute,
+// so for Codex it is the last 8 (the random part).
+func SessionTag(host, id string) string {
+	var b strings.Builder
+	for _, r := range id {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' {
+			b.WriteRune(r)
+		}
+	}
+	s := b.String()
+	if host == Codex {
+		s = strings.ReplaceAll(s, "-", "")
+		if len(s) > 8 {
+			s = s[len(s)-8:]
+		}
+		return s
+	}
+	if len(s) > 8 {
+		s = s[:8]
+	}
+	return strings.Trim(s, "-")
+}
+
+// open finds the repository the host works in (the payload's cwd, else the
+// process's), the identity and the ledger.
+func (a *agentRun) open() error {
+	dir := a.inv.Dir
+	if a.p.Cwd != "" {
+		if fi, err := os.Stat(a.p.Cwd); err == nil && fi.IsDir() {
+			dir = a.p.Cwd
+		}
+	}
+	r, err := worktree.Discover(dir)
+	if err != nil {
+		return err
+	}
+	a.repo = r
+	a.me = facts.Owner{Tool: a.inv.Getenv("RALLY_TOOL"), Session: a.inv.Getenv("RALLY_SESSION")}
+	if a.me.Tool == "" {
+		tag := SessionTag(a.host.name, a.p.SessionID)
+		if tag == "" {
+			return fmt.Errorf("no RALLY_TOOL and no session id from %s", a.host.name)
+		}
+		a.me.Tool = a.host.tool + ":" + tag
+	}
+	if a.me.Session == "" {
+		a.me.Session = worktree.SessionName(r)
+	}
+	if err := facts.CheckTool(a.me.Tool); err != nil {
+		return err
+	}
+	l, err := facts.Open(r.CommonDir, func() time.Time { return a.inv.Now })
+	if err != nil {
+		return err
+	}
+	a.ledger = l
+	return nil
+}
+
+// repoPaths makes the host's paths repository-relative. A path in another
+// worktree of the same repository is taken relative to that worktree; a
+// path outside the room (another repository, nowhere) is not rally's
+// business and is dropped.
+func (a *agentRun) repoPaths(raw []string) []string {
+	base := a.p.Cwd
+	if base == "" {
+		base = a.inv.Dir
+	}
+	roots := map[string]string{} // directory -> worktree top in this room, "" if none
+	var out []string
+	for _, p := range raw {
+		p = filepath.FromSlash(p)
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		p = filepath.Clean(p)
+		dir := nearestDir(filepath.Dir(p))
+		root, ok := roots[dir]
+		if !ok {
+			if r, err := worktree.Discover(dir); err == nil && r.CommonDir == a.repo.CommonDir {
+				root = r.WorkTree
+			}
+			roots[dir] = root
+		}
+		if root == "" {
+			continue
+		}
+		rel, err := facts.RepoPath(p, facts.PathContext{Root: root, Cwd: root}, false)
+		if err != nil || rel == "." {
+			continue
+		}
+		out = append(out, rel)
+	}
+	return uniquePaths(out)
+}
+
+// nearestDir is dir or its closest existing ancestor: a new file may sit in
+// directories that do not exist yet.
+func nearestDir(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(d); err == nil && fi.IsDir() {
+			return d
+		}
+		if filepath.Dir(d) == d {
+			return d
+		}
+	}
+}
