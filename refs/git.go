@@ -3,6 +3,7 @@ package refs
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -37,6 +38,17 @@ var GitCount int
 
 // GitInput is Git with stdin.
 func GitInput(dir string, env []string, stdin []byte, args ...string) (string, error) {
+	return runGit(dir, env, stdin, nil, args)
+}
+
+// GitProgress is Git that also copies git's stderr to progress as it
+// comes (fetch and push print their progress there); stderr is still
+// captured for the error.
+func GitProgress(dir string, env []string, progress io.Writer, args ...string) (string, error) {
+	return runGit(dir, env, nil, progress, args)
+}
+
+func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []string) (string, error) {
 	GitCount++
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -49,6 +61,9 @@ func GitInput(dir string, env []string, stdin []byte, args ...string) (string, e
 	var out, errb bytes.Buffer
 	cmd.Stdout = &out
 	cmd.Stderr = &errb
+	if progress != nil {
+		cmd.Stderr = io.MultiWriter(&errb, progress)
+	}
 	if err := cmd.Run(); err != nil {
 		code := -1
 		if ee, ok := err.(*exec.ExitError); ok {

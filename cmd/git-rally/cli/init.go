@@ -8,11 +8,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
 )
 
 type initOptions struct {
-	remote string
+	remote      string
+	pushRefspec bool
 }
 
 func newCmdInit(f *factory) *cobra.Command {
@@ -20,14 +22,36 @@ func newCmdInit(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "init [--remote <name>]",
 		Short: "Set up the room: ledger root, .rally/ excluded, sync refspecs",
-		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return runInit(f, opts) },
+		Long: `init is idempotent: it writes the ledger's root commit on refs/rally/ledger
+when there is none and adds .rally/ to .git/info/exclude.
+
+--remote <name> adds the fetch refspec
+    +refs/rally/*:refs/rally-remotes/<name>/*
+so plain git fetch <name> (and git pull) also bring the remote's ledger to
+refs/rally-remotes/<name>/ledger (a pattern, so a remote without a ledger
+is no error), and makes <name> the default of git rally sync when
+rally.remote is unset.
+
+It adds no push refspec unless --push-refspec is given: a remote.<name>.push
+entry replaces git's push.default for that remote, so plain git push would
+change, and it would fail ("[rejected] refs/rally/ledger") whenever a
+teammate synced first. git rally sync pushes the ledger after merging, and
+git push <name> refs/rally/ledger pushes it by hand (never with force: a
+forced push drops teammates' facts). With --push-refspec, HEAD (when no push
+refspec exists yet) and refs/rally/ledger:refs/rally/ledger are added, so
+plain git push <name> carries the current branch and the ledger.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error { return runInit(f, opts) },
 	}
-	c.Flags().StringVar(&opts.remote, "remote", "", "add fetch/push refspecs for this remote")
+	c.Flags().StringVar(&opts.remote, "remote", "", "make plain git fetch <name> bring the ledger; git rally sync defaults to it")
+	c.Flags().BoolVar(&opts.pushRefspec, "push-refspec", false, "with --remote: also make plain git push <name> push the ledger (changes what plain git push does; see --help)")
 	return c
 }
 
 func runInit(f *factory, opts *initOptions) error {
+	if opts.pushRefspec && opts.remote == "" {
+		return &usageError{msg: "--push-refspec goes with --remote <name>", hint: "git rally init --remote origin --push-refspec"}
+	}
 	r, err := f.Repo()
 	if err != nil {
 		return err
@@ -49,10 +73,15 @@ func runInit(f *factory, opts *initOptions) error {
 		return err
 	}
 	if opts.remote != "" {
-		if err := addRemoteRefspecs(dirOf(r), opts.remote); err != nil {
+		if err := addRemoteRefspecs(dirOf(r), opts.remote, opts.pushRefspec); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)
+		if opts.pushRefspec {
+			fmt.Fprintf(f.out, "git push %s now pushes the current branch and refs/rally/ledger (never forced)\n", opts.remote)
+		} else {
+			fmt.Fprintf(f.out, "git rally sync %s shares the ledger (or: git push %s refs/rally/ledger)\n", opts.remote, opts.remote)
+		}
 	}
 	return nil
 }
@@ -79,23 +108,52 @@ func excludeRally(commonDir string) error {
 	return os.WriteFile(p, []byte(s+".rally/\n"), 0o666)
 }
 
-// addRemoteRefspecs makes plain git fetch and push carry the ledger.
-func addRemoteRefspecs(dir, remote string) error {
-	if _, err := refs.Git(dir, nil, "config", "--get", "remote."+remote+".url"); err != nil {
-		return &usageError{msg: fmt.Sprintf("no remote %q", remote), hint: "git remote -v"}
-	}
-	fetch := fmt.Sprintf("+refs/rally/ledger:refs/rally-remotes/%s/ledger", remote)
-	if err := addConfigOnce(dir, "remote."+remote+".fetch", fetch); err != nil {
+// addRemoteRefspecs makes plain `git fetch <remote>` (and pull) bring the
+// remote's ledger to refs/rally-remotes/<remote>/ledger. The refspec is a
+// pattern on purpose: an exact one makes every plain fetch of a remote
+// without a ledger fail ("couldn't find remote ref refs/rally/ledger").
+//
+// A push refspec is added only when asked (pushRefspec): any
+// remote.<name>.push replaces push.default for that remote, so plain `git
+// push` would change for the user (push.default=simple's upstream checks
+// gone), and every plain push would fail ("[rejected] refs/rally/ledger")
+// whenever a teammate synced first, and `git push --atomic` would hold the
+// code back for it. git rally sync publishes the ledger instead, after
+// merging, so it never needs force.
+func addRemoteRefspecs(dir, remote string, pushRefspec bool) error {
+	remotes, err := refs.Remotes(dir)
+	if err != nil {
 		return err
 	}
-	// A push refspec replaces git's default (the current branch), so keep
-	// that working too.
+	found := false
+	for _, r := range remotes {
+		found = found || r == remote
+	}
+	if !found {
+		return &usageError{msg: fmt.Sprintf("no remote named %q", remote), hint: "git remote add " + remote + " <url>"}
+	}
+	// An exact refspec written by an earlier version breaks plain fetch of
+	// a remote without a ledger; the pattern replaces it.
+	refs.Git(dir, nil, "config", "--unset-all", "remote."+remote+".fetch", `^\+?refs/rally/ledger:refs/rally-remotes/`)
+	if err := addConfigOnce(dir, "remote."+remote+".fetch", facts.FetchRefspec(remote)); err != nil {
+		return err
+	}
+	if out, _ := refs.Git(dir, nil, "config", "--get", "rally.remote"); strings.TrimSpace(out) == "" {
+		if _, err := refs.Git(dir, nil, "config", "rally.remote", remote); err != nil {
+			return err
+		}
+	}
+	if !pushRefspec {
+		return nil
+	}
+	// Keep plain `git push` pushing the current branch: a push refspec
+	// replaces git's default.
 	if out, _ := refs.Git(dir, nil, "config", "--get-all", "remote."+remote+".push"); strings.TrimSpace(out) == "" {
 		if err := addConfigOnce(dir, "remote."+remote+".push", "HEAD"); err != nil {
 			return err
 		}
 	}
-	return addConfigOnce(dir, "remote."+remote+".push", "refs/rally/ledger:refs/rally/ledger")
+	return addConfigOnce(dir, "remote."+remote+".push", facts.LedgerRef+":"+facts.LedgerRef)
 }
 
 func addConfigOnce(dir, key, value string) error {

@@ -1,0 +1,288 @@
+package facts
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// SyncOptions say where and how to sync.
+type SyncOptions struct {
+	Remote string
+	// Dir is where git runs (a worktree, or the git dir of a bare
+	// repository), so the remote's configuration applies.
+	Dir string
+	// Push publishes the merged ledger; without it sync only fetches and
+	// merges.
+	Push bool
+	// Progress receives git's transfer progress; nil keeps git quiet.
+	Progress io.Writer
+	// Attempts bounds fetch-merge-push rounds when pushes are rejected
+	// (default 5). Backoff is the pause before round n (n >= 2); nil
+	// pauses a jittered few tens of milliseconds, so clones that collide
+	// do not collide again in lockstep.
+	Attempts int
+	Backoff  func(round int) time.Duration
+}
+
+// SyncResult reports a sync.
+type SyncResult struct {
+	Remote string
+	// Fetched: the remote has a ledger and it was fetched.
+	Fetched bool
+	// NewFacts: facts the local ledger gained from the remote.
+	NewFacts int
+	// Merge is the strongest merge that happened: none, fast-forward or
+	// merge.
+	Merge string
+	// Pushed: the remote's ledger now has the local one.
+	Pushed bool
+	// Head and RemoteHead are the local ledger and the remote's as last
+	// seen (after a successful push, the same).
+	Head, RemoteHead refs.Hash
+	// Rounds counts fetch-merge-push rounds (more than one after a
+	// rejected push).
+	Rounds int
+	// Risks are the claim-contested risks this sync recorded; Retracted
+	// the retractions of risks recorded here earlier that lost the race
+	// to the same risk published by another clone.
+	Risks, Retracted []*Fact
+	// Rewritten: facts this clone saw on the remote before are gone from
+	// it; Missing counts them. The union is pushed back (unless --no-push).
+	Rewritten bool
+	Missing   int
+}
+
+// trackingRef is where the remote's ledger is fetched to.
+func trackingRef(remote string) string { return "refs/rally-remotes/" + remote + "/ledger" }
+
+// FetchRefspec fetches every ref under refs/rally/ of a remote into
+// refs/rally-remotes/<remote>/. The wildcard matters: an exact refspec
+// makes `git fetch` fail outright ("couldn't find remote ref") on a remote
+// that has no ledger yet, while a pattern that matches nothing is fine.
+func FetchRefspec(remote string) string {
+	return "+refs/rally/*:refs/rally-remotes/" + remote + "/*"
+}
+
+// Sync fetches the remote's ledger into refs/rally-remotes/<remote>/ledger,
+// merges it into the local ledger, records any contested claim once, and
+// pushes the result without force. A rejected push (the remote moved) is
+// fetched, merged and pushed again, a bounded number of times.
+//
+// A remote whose ledger lost facts this clone saw there before (its
+// history was rewritten, or the ref deleted) is reported in the result
+// and healed: the remembered remote head is merged too, so nothing local
+// is lost, and the union is pushed. No force is needed for that: the
+// merge commit has the remote's current head as a parent, so the push is a
+// fast-forward of what the remote holds now.
+func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
+	if o.Attempts <= 0 {
+		o.Attempts = 5
+	}
+	if o.Backoff == nil {
+		o.Backoff = defaultBackoff
+	}
+	q, err := refs.QueueLock(l.Store.CommonDir, "sync")
+	if err != nil {
+		return nil, err
+	}
+	defer refs.UnlockQueue(q)
+	memo := loadSyncMemo(l.Store.CommonDir)
+	track := trackingRef(o.Remote)
+	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
+	ensure := false
+	for round := 1; ; round++ {
+		res.Rounds = round
+		if round > 1 {
+			time.Sleep(o.Backoff(round))
+		}
+		before, err := l.Store.ReadRef(track)
+		if err != nil {
+			return res, err
+		}
+		if err := refs.Fetch(o.Dir, o.Remote, FetchRefspec(o.Remote), o.Progress); err != nil {
+			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
+		}
+		theirs, err := l.Store.ReadRef(track)
+		if err != nil {
+			return res, err
+		}
+		res.RemoteHead = theirs
+		res.Fetched = res.Fetched || !theirs.IsZero()
+		// Facts seen on the remote before (at our last sync, or by a
+		// plain git fetch since) that it no longer has.
+		for _, seen := range uniqueHashes(memo.seen(o.Remote), before) {
+			if seen == theirs || !l.Store.HasObject(seen) {
+				continue
+			}
+			n, err := l.Missing(seen, theirs)
+			if err != nil {
+				return res, err
+			}
+			if n == 0 {
+				continue
+			}
+			res.Rewritten = true
+			if n > res.Missing {
+				res.Missing = n
+			}
+			mr, err := l.Merge(seen, MergeOptions{From: o.Remote + " as seen before (facts it lost)"})
+			if err != nil {
+				return res, err
+			}
+			res.note(mr)
+		}
+		mr, err := l.Merge(theirs, MergeOptions{From: o.Remote, EnsureAncestor: ensure})
+		if err != nil {
+			return res, err
+		}
+		res.note(mr)
+		written, err := l.Append(ContestRisks(memo.Pending))
+		if err != nil {
+			return res, err
+		}
+		for _, f := range written {
+			if f.Kind == KindRisk {
+				res.Risks = append(res.Risks, f)
+				memo.Pending = append(memo.Pending, f.ID)
+			} else {
+				res.Retracted = append(res.Retracted, f)
+			}
+		}
+		if !theirs.IsZero() {
+			memo.Remotes[o.Remote] = theirs.String()
+		}
+		memo.save(l.Store.CommonDir)
+		head, err := l.Head()
+		if err != nil {
+			return res, err
+		}
+		res.Head = head
+		if !o.Push || head.IsZero() || head == theirs {
+			return res, nil
+		}
+		pr, err := refs.Push(o.Dir, o.Remote, LedgerRef, LedgerRef, o.Progress)
+		if err != nil {
+			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
+		}
+		switch pr.Status {
+		case refs.Pushed, refs.UpToDate:
+			res.Pushed, res.RemoteHead = true, head
+			memo.Remotes[o.Remote] = head.String()
+			memo.Pending = nil
+			memo.save(l.Store.CommonDir)
+			if err := l.Store.UpdateRef(track, head); err != nil {
+				l.warn("%v", err)
+			}
+			return res, nil
+		case refs.RemoteRejected:
+			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary}
+		}
+		if round >= o.Attempts {
+			return res, fmt.Errorf("pushing the ledger to %s: still rejected after %d rounds (%s); others are pushing: run git rally sync again",
+				o.Remote, round, pr.Summary)
+		}
+		// The remote moved on, or held a commit not in our history:
+		// fetch again, and make sure the next merge has it as a parent.
+		ensure = true
+	}
+}
+
+func (r *SyncResult) note(mr MergeResult) {
+	r.NewFacts += mr.NewFacts
+	if rank(mr.Kind) > rank(r.Merge) {
+		r.Merge = mr.Kind
+	}
+	if mr.Conflicts > 0 {
+		// Only a hand-edited or foreign file can differ under one name.
+		r.Merge = MergeCommit
+	}
+}
+
+func rank(kind string) int {
+	switch kind {
+	case MergeFastForward:
+		return 1
+	case MergeCommit:
+		return 2
+	}
+	return 0
+}
+
+// PushRefusedError is a push the remote refused for good (a hook, a rule,
+// a host that does not accept custom refs).
+type PushRefusedError struct{ Remote, Summary string }
+
+func (e *PushRefusedError) Error() string {
+	return fmt.Sprintf("%s refused refs/rally/ledger: %s", e.Remote, e.Summary)
+}
+
+func uniqueHashes(hs ...refs.Hash) []refs.Hash {
+	var out []refs.Hash
+	for _, h := range hs {
+		if h.IsZero() {
+			continue
+		}
+		dup := false
+		for _, o := range out {
+			dup = dup || o == h
+		}
+		if !dup {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func defaultBackoff(round int) time.Duration {
+	base := 25 * time.Millisecond << min(round-2, 4)
+	return base + time.Duration(time.Now().UnixNano()%int64(base))
+}
+
+// syncMemo is machine-local (never synced), in <common>/rally/sync.json:
+// the ledger head each remote had when this clone last synced with it (to
+// notice history rewritten there, even after a plain git fetch moved the
+// tracking ref), and the claim-contested risks written here that no push
+// has published yet (to retract them if another clone published the same
+// contest first).
+type syncMemo struct {
+	Remotes map[string]string `json:"remotes"`
+	Pending []string          `json:"pending_risks,omitempty"`
+}
+
+func syncMemoPath(commonDir string) string { return filepath.Join(commonDir, "rally", "sync.json") }
+
+func loadSyncMemo(commonDir string) *syncMemo {
+	m := &syncMemo{}
+	if b, err := os.ReadFile(syncMemoPath(commonDir)); err == nil {
+		json.Unmarshal(b, m)
+	}
+	if m.Remotes == nil {
+		m.Remotes = map[string]string{}
+	}
+	return m
+}
+
+func (m *syncMemo) seen(remote string) refs.Hash {
+	h, _ := refs.ParseHash(m.Remotes[remote])
+	return h
+}
+
+// save writes the memo. A failure is ignored: the memo only sharpens the
+// rewritten-history report and the duplicate-risk cleanup.
+func (m *syncMemo) save(commonDir string) {
+	b, _ := json.MarshalIndent(m, "", "  ")
+	p := syncMemoPath(commonDir)
+	if os.MkdirAll(filepath.Dir(p), 0o777) != nil {
+		return
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if os.WriteFile(tmp, append(b, '\n'), 0o666) != nil || os.Rename(tmp, p) != nil {
+		os.Remove(tmp)
+	}
+}
