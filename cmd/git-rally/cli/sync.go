@@ -95,7 +95,8 @@ func runSync(f *factory, opts *syncOptions) error {
 	so := facts.SyncOptions{Remote: remote, Dir: dir, Push: !opts.noPush}
 	var prog *delayedWriter
 	if isTerminal(f.err) {
-		prog = &delayedWriter{w: f.err, start: time.Now(), delay: time.Second}
+		prog = &delayedWriter{w: f.err, now: time.Now, delay: time.Second}
+		prog.start = prog.now()
 		so.Progress = prog
 	}
 	res, err := l.Sync(so)
@@ -248,18 +249,19 @@ func isTerminal(w io.Writer) bool {
 // delayedWriter passes git's progress through only once the transfer has
 // run for a while: a quick sync stays silent.
 type delayedWriter struct {
-	mu      sync.Mutex
-	w       io.Writer
-	start   time.Time
-	delay   time.Duration
-	written bool
+	mu    sync.Mutex
+	w     io.Writer
+	now   func() time.Time
+	start time.Time
+	delay time.Duration
+	open  bool // a line was written and not ended
 }
 
 func (d *delayedWriter) Write(p []byte) (int, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if time.Since(d.start) >= d.delay {
-		d.written = true
+	if d.now().Sub(d.start) >= d.delay && len(p) > 0 {
+		d.open = p[len(p)-1] != '\n'
 		d.w.Write(p)
 	}
 	return len(p), nil
@@ -269,7 +271,8 @@ func (d *delayedWriter) Write(p []byte) (int, error) {
 func (d *delayedWriter) finish() {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.written {
+	if d.open {
 		fmt.Fprintln(d.w)
+		d.open = false
 	}
 }
