@@ -139,7 +139,7 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		}
 		mr, err := l.Merge(theirs, MergeOptions{From: o.Remote, EnsureAncestor: ensure})
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("merging the ledger of %s: %w", o.Remote, err)
 		}
 		res.note(mr)
 		written, err := l.Append(ContestRisks(memo.Pending))

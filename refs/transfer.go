@@ -74,8 +74,19 @@ func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) 
 	}
 	args = append(args, remote, src+":"+dst)
 	out, err := GitProgress(dir, nil, progress, args...)
+	if r, ok := parsePush(out, dst); ok {
+		return r, nil
+	}
+	if err != nil {
+		return PushResult{}, err
+	}
+	return PushResult{}, fmt.Errorf("git push %s: no status for %s in its output", remote, dst)
+}
+
+// parsePush reads git push --porcelain's line for dst:
+// <flag> TAB <from>:<to> TAB <summary> [(<reason>)].
+func parsePush(out, dst string) (PushResult, bool) {
 	for _, line := range strings.Split(out, "\n") {
-		// <flag> \t <from>:<to> \t <summary> [(<reason>)]
 		parts := strings.SplitN(line, "\t", 3)
 		if len(parts) != 3 || !strings.HasSuffix(parts[1], ":"+dst) || len(parts[0]) != 1 {
 			continue
@@ -93,19 +104,16 @@ func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) 
 		default: // " " fast-forward, "*" new, "+" forced
 			r.Status = Pushed
 		}
-		return r, nil
+		return r, true
 	}
-	if err != nil {
-		return PushResult{}, err
-	}
-	return PushResult{}, fmt.Errorf("git push %s: no status for %s in its output", remote, dst)
+	return PushResult{}, false
 }
 
 // lockContention reports a remote refusal that only means another push
 // held the ref at that moment (receive-pack could not lock or update it);
 // a later attempt may pass.
 func lockContention(summary string) bool {
-	for _, s := range []string{"failed to update ref", "cannot lock ref", "failed to lock", "incorrect old value", "is at"} {
+	for _, s := range []string{"failed to update ref", "cannot lock ref", "failed to lock", "incorrect old value"} {
 		if strings.Contains(summary, s) {
 			return true
 		}
