@@ -166,7 +166,9 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		if !o.Push || head.IsZero() || head == theirs {
 			return res, nil
 		}
-		pr, err := refs.Push(o.Dir, o.Remote, LedgerRef, LedgerRef, o.Progress)
+		// Push the commit, not the ref name: an append made meanwhile
+		// goes with the next sync, and what we record is what we pushed.
+		pr, err := refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
 		if err != nil {
 			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
 		}

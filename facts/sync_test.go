@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
@@ -271,5 +273,31 @@ func TestSyncRewrittenRemote(t *testing.T) {
 	converge(t, cs)
 	if n := len(cs[1].ids(t)); n != 3 {
 		t.Fatalf("%d facts after the heal, want 3", n)
+	}
+}
+
+// The remote moves between this clone's fetch and its push (a pre-receive
+// hook plays the other clone): the push is refused, and sync fetches,
+// merges and pushes again.
+func TestSyncRetriesWhenTheRemoteMoves(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	remote, cs := network(t, 2, &now)
+	a, b := cs[0], cs[1]
+	b.note(t, "from b")
+	git(t, b.dir, "push", "-q", "origin", LedgerRef+":refs/staged/b")
+	hook := "#!/bin/sh\n" +
+		"if [ ! -e moved ]; then touch moved; env -u GIT_QUARANTINE_PATH git update-ref " + LedgerRef + " refs/staged/b; fi\n"
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	a.note(t, "from a")
+	r := a.sync(t, true)
+	if r.Rounds != 2 || !r.Pushed || r.Merge != MergeCommit || r.NewFacts != 1 {
+		t.Fatalf("sync: %+v", r)
+	}
+	b.sync(t, true)
+	converge(t, cs)
+	if n := len(b.ids(t)); n != 2 {
+		t.Fatalf("%d facts, want 2", n)
 	}
 }

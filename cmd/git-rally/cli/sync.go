@@ -107,9 +107,15 @@ func runSync(f *factory, opts *syncOptions) error {
 		f.warnRewritten(res, opts.noPush)
 	}
 	if err != nil {
-		var pr *facts.PushRefusedError
-		if errors.As(err, &pr) {
+		var (
+			pr *facts.PushRefusedError
+			ge *refs.GitError
+		)
+		switch {
+		case errors.As(err, &pr):
 			return &hintedError{err: err, hint: "the host or a hook there refuses refs/rally/ledger; ask its admin, or sync through another remote"}
+		case errors.As(err, &ge):
+			return &hintedError{err: err, hint: fmt.Sprintf("check the remote with: git ls-remote %s", remote)}
 		}
 		return err
 	}
