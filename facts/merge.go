@@ -83,6 +83,9 @@ func (l *Ledger) Merge(theirs refs.Hash, o MergeOptions) (MergeResult, error) {
 		return res, err
 	}
 	res.NewFacts, res.OnlyOurs, res.Conflicts = us.onlyB, us.onlyA, us.conflicts
+	if us.conflicts > 0 {
+		l.warn("merge: %d paths that are not facts differ between the two ledgers; kept the local version", us.conflicts)
+	}
 	switch {
 	case u.hash == tc.Tree:
 		res.Kind, res.New = MergeFastForward, theirs

@@ -321,3 +321,37 @@ func removeObject(st *refs.Store, h refs.Hash) bool {
 	s := h.String()
 	return os.Remove(filepath.Join(st.CommonDir, "objects", s[:2], s[2:])) == nil
 }
+
+// A file that is not a fact and differs on the two sides (only a hand edit
+// can do that) keeps the local version, with a warning; facts still merge.
+func TestMergeForeignFileConflictKeepsOurs(t *testing.T) {
+	r := newOneRepo(t)
+	base := r.append(t, "a")
+	withFile := func(h refs.Hash, content string) refs.Hash {
+		c, _ := r.l.Store.ReadCommit(h)
+		es, _ := r.l.Store.ReadTree(c.Tree)
+		blob, _ := r.l.Store.WriteBlob([]byte(content))
+		tree, _ := r.l.Store.WriteTree(append(es, refs.Entry{Name: "NOTES", Hash: blob}))
+		n, _ := r.l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: []refs.Hash{h}, Message: "notes\n", When: *r.now})
+		return n
+	}
+	theirs := withFile(r.append(t, "b"), "theirs\n")
+	r.reset(t, withFile(base, "ours\n"))
+	mr, err := r.l.Merge(theirs, MergeOptions{})
+	if err != nil || mr.Kind != MergeCommit || mr.Conflicts != 1 || mr.NewFacts != 1 {
+		t.Fatalf("merge: %+v, %v", mr, err)
+	}
+	c, _ := r.l.Store.ReadCommit(mr.New)
+	es, _ := r.l.Store.ReadTree(c.Tree)
+	for _, e := range es {
+		if e.Name == "NOTES" {
+			b, _ := r.l.Store.ReadBlob(e.Hash)
+			if string(b) != "ours\n" {
+				t.Fatalf("NOTES is %q", b)
+			}
+		}
+	}
+	if len(r.l.Warnings) == 0 {
+		t.Fatal("no warning about the conflict")
+	}
+}

@@ -200,10 +200,6 @@ func (r *SyncResult) note(mr MergeResult) {
 	if rank(mr.Kind) > rank(r.Merge) {
 		r.Merge = mr.Kind
 	}
-	if mr.Conflicts > 0 {
-		// Only a hand-edited or foreign file can differ under one name.
-		r.Merge = MergeCommit
-	}
 }
 
 func rank(kind string) int {
