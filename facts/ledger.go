@@ -150,6 +150,7 @@ type blobRef struct {
 // subtrees whose ids differ.
 func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
 	var out []blobRef
+	shrank := false
 	var walk func(prefix string, o, n refs.Hash) error
 	walk = func(prefix string, o, n refs.Hash) error {
 		if o == n {
@@ -169,6 +170,17 @@ func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
 		for _, e := range oe {
 			old[e.Name] = e
 		}
+		if len(oe) > 0 {
+			names := make(map[string]bool, len(ne))
+			for _, e := range ne {
+				names[e.Name] = true
+			}
+			for _, e := range oe {
+				if !names[e.Name] {
+					shrank = true
+				}
+			}
+		}
 		for _, e := range ne {
 			p := joinPath(prefix, e.Name)
 			oldE, had := old[e.Name]
@@ -185,6 +197,9 @@ func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
 			if had && oldE.Hash == e.Hash {
 				continue
 			}
+			if had {
+				shrank = true // a fact file whose content changed
+			}
 			if isFactPath(p) {
 				out = append(out, blobRef{p, e.Hash})
 			}
@@ -192,8 +207,16 @@ func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
 		return nil
 	}
 	err := walk("", oldT, newT)
+	if err == nil && shrank {
+		err = errShrank
+	}
 	return out, err
 }
+
+// errShrank reports that the new tree lacks something the old one held:
+// the ledger ref was moved back or rewritten by hand. The caller gets the
+// added blobs too, but a projection must be rebuilt from scratch.
+var errShrank = errors.New("ledger lost facts since the last read")
 
 func joinPath(a, b string) string {
 	if a == "" {

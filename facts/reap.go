@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -179,7 +180,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 	for i := len(chain) - 1; i >= 0; i-- {
 		s := chain[i]
 		added, err := l.diff(prevTree, s.tree)
-		if err != nil {
+		if err != nil && !errors.Is(err, errShrank) {
 			return ps, err
 		}
 		var top int64
