@@ -38,6 +38,9 @@ type Ledger struct {
 	// Warnings collects lines that could not be read, for the caller to
 	// show on stderr.
 	Warnings []string
+	// AutoPack starts a background incremental pack after an append once
+	// loose objects pile up (see refs.Store.MaybePack).
+	AutoPack bool
 }
 
 // Open opens the ledger of the repository whose common dir is given.
@@ -357,6 +360,9 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.save(cp, fs, false)
+	}
+	if l.AutoPack {
+		l.Store.MaybePack()
 	}
 	return fs, nil
 }

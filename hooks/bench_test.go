@@ -124,7 +124,7 @@ func benchEnv() []string {
 			env = append(env, kv)
 		}
 	}
-	return append(env, "RALLY_NOW="+benchT0.Add(time.Minute).Format(time.RFC3339))
+	return append(env, "RALLY_NOW="+benchT0.Add(time.Minute).Format(time.RFC3339), "RALLY_AUTOPACK=0")
 }
 
 // benchRepo makes a repository whose ledger holds benchFacts facts, the

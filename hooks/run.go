@@ -162,6 +162,7 @@ func (a *agentRun) open() error {
 	if err != nil {
 		return err
 	}
+	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
 	a.ledger = l
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 )
 
 // GitError is a failed git command: its arguments, exit code and stderr.
@@ -74,4 +75,17 @@ func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []s
 		return out.String(), &GitError{Args: args, Code: code, Stderr: errb.String()}
 	}
 	return out.String(), nil
+}
+
+// GitBackground starts git in its own session, detached from this process
+// (stdin, stdout and stderr to /dev/null), and does not wait for it.
+func GitBackground(dir string, args ...string) error {
+	GitCount++
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	return cmd.Process.Release()
 }

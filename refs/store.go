@@ -110,9 +110,22 @@ func (st *Store) WriteBlob(data []byte) (Hash, error) {
 	return st.put(plumbing.BlobObject, data)
 }
 
+// object reads an object. When it is not found, the pack list is read
+// again and the lookup retried once: a concurrent repack (git gc, or
+// rally's own background pack) may have moved it from a loose file into a
+// pack this process did not know about.
+func (st *Store) object(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
+	obj, err := st.s.EncodedObject(t, plumbing.Hash(h))
+	if errors.Is(err, plumbing.ErrObjectNotFound) {
+		st.s.Reindex()
+		obj, err = st.s.EncodedObject(t, plumbing.Hash(h))
+	}
+	return obj, err
+}
+
 // ReadBlob returns a blob's content.
 func (st *Store) ReadBlob(h Hash) ([]byte, error) {
-	obj, err := st.s.EncodedObject(plumbing.BlobObject, plumbing.Hash(h))
+	obj, err := st.object(plumbing.BlobObject, h)
 	if err != nil {
 		return nil, notFound("blob", h, err)
 	}
@@ -161,7 +174,7 @@ func (st *Store) WriteTree(entries []Entry) (Hash, error) {
 
 // ReadTree returns a tree's entries in git order.
 func (st *Store) ReadTree(h Hash) ([]Entry, error) {
-	obj, err := st.s.EncodedObject(plumbing.TreeObject, plumbing.Hash(h))
+	obj, err := st.object(plumbing.TreeObject, h)
 	if err != nil {
 		return nil, notFound("tree", h, err)
 	}
@@ -205,7 +218,7 @@ func (st *Store) WriteCommit(c Commit) (Hash, error) {
 
 // ReadCommit returns a commit's tree, parents and message.
 func (st *Store) ReadCommit(h Hash) (Commit, error) {
-	obj, err := st.s.EncodedObject(plumbing.CommitObject, plumbing.Hash(h))
+	obj, err := st.object(plumbing.CommitObject, h)
 	if err != nil {
 		return Commit{}, notFound("commit", h, err)
 	}

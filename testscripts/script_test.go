@@ -14,6 +14,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	os.Setenv("RALLY_AUTOPACK", "0") // for the tests that run the binary directly
 	testscript.Main(m, map[string]func(){
 		"git-rally": func() { os.Exit(cli.Main()) },
 	})
@@ -43,6 +44,7 @@ func Params(dir string) testscript.Params {
 			env.Setenv("RALLY_TOOL", "")
 			env.Setenv("RALLY_SESSION", "")
 			env.Setenv("RALLY_NOW", "")
+			env.Setenv("RALLY_AUTOPACK", "0") // no background repack racing the cleanup
 			return os.WriteFile(filepath.Join(home, ".gitconfig"),
 				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
 		},

@@ -104,6 +104,7 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
+	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
 	f.ledger = l
 	return l, nil
 }
