@@ -103,7 +103,11 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	for _, e := range root {
 		if e.Name == FormatFile && !e.Dir {
 			format = true
-			if b, err := l.Store.ReadBlob(e.Hash); err != nil || string(b) != FormatContent {
+			b, err := l.Store.ReadBlob(e.Hash)
+			switch {
+			case err != nil:
+				ps = append(ps, Problem{Code: "missing-object", Path: FormatFile, Message: err.Error()})
+			case string(b) != FormatContent:
 				ps = append(ps, Problem{Code: "format", Message: fmt.Sprintf("unknown ledger format %q", strings.TrimSpace(string(b)))})
 			}
 		}
