@@ -1,0 +1,45 @@
+// Command rallybench is the helper of bench/run.sh: it builds ledgers
+// in-process through the real append path, writes a fast-import stream of
+// a large random history, times whole processes (git rally, the git
+// plumbing floor, git rev-parse) and prints the report with the bars.
+//
+//	rallybench build   -dir REPO -facts N [-seed S] [-max-batch B]
+//	rallybench history -commits C -files F -blob-size B > stream
+//	rallybench measure -dir REPO -scenario NAME -size LABEL -runs N -out FILE [-reset-packed]
+//	rallybench report  -in FILE
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		usage()
+	}
+	var err error
+	switch os.Args[1] {
+	case "build":
+		err = runBuild(os.Args[2:])
+	case "history":
+		err = runHistory(os.Args[2:])
+	case "measure":
+		err = runMeasure(os.Args[2:])
+	case "profile":
+		err = runProfile(os.Args[2:])
+	case "report":
+		err = runReport(os.Args[2:])
+	default:
+		usage()
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rallybench: %v\n", err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: rallybench build|history|measure|report [flags]")
+	os.Exit(2)
+}

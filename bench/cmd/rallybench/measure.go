@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// The cases measure runs, in this order, round-robin for -runs rounds so
+// that a noisy neighbour hurts every case alike.
+var caseOrder = []string{"revparse", "room", "room-direct", "claim", "floor", "inproc", "fsync"}
+
+var caseNames = map[string]string{
+	"revparse":    "git rev-parse refs/rally/ledger",
+	"room":        "git rally room --json (warm cache)",
+	"room-direct": "git-rally room --json (warm, no git wrapper)",
+	"claim":       "git rally claim <file> (whole process)",
+	"floor":       "plumbing floor: hash-object,7x mktree,commit-tree,update-ref",
+	"inproc":      "in-process facts.Open+Append(claim)+Close",
+	"fsync":       "O_APPEND+fsync of one line to a plain file",
+}
+
+const floorRef = "refs/rally/floor"
+
+type measurer struct {
+	dir, common string
+	bin         string
+	scenario    string
+	size        string
+	reset       bool
+	packedHead  refs.Hash // with -reset-packed: the head every run starts from
+	savedState  []byte    // with -reset-packed: state.json at packedHead
+	floorTip    refs.Hash // the floor's own chain; zero: start at the ledger head
+	round       int
+}
+
+func runMeasure(args []string) error {
+	fl := flag.NewFlagSet("measure", flag.ExitOnError)
+	m := &measurer{}
+	fl.StringVar(&m.dir, "dir", "", "repository")
+	fl.StringVar(&m.bin, "bin", "", "the git-rally binary (also on PATH for `git rally`)")
+	fl.StringVar(&m.scenario, "scenario", "plain", "scenario label")
+	fl.StringVar(&m.size, "size", "", "size label (1k, 10k, 100k)")
+	fl.BoolVar(&m.reset, "reset-packed", false, "before every append, move the ledger back to its (packed) head and restore the cache, so each run starts from a packed head")
+	runs := fl.Int("runs", 41, "rounds")
+	out := fl.String("out", "", "append medians to this file")
+	fl.Parse(args)
+	if m.dir == "" || m.bin == "" || *out == "" {
+		return fmt.Errorf("measure needs -dir, -bin and -out")
+	}
+	m.common = filepath.Join(m.dir, ".git")
+	head, err := m.head()
+	if err != nil {
+		return err
+	}
+	// Warm up: the cache is at the head, the page cache holds the binary.
+	for i := 0; i < 3; i++ {
+		if _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); err != nil {
+			return fmt.Errorf("warm-up room: %w", err)
+		}
+	}
+	if m.reset {
+		m.packedHead = head
+		if m.savedState, err = os.ReadFile(filepath.Join(m.common, "rally", "cache", "state.json")); err != nil {
+			return err
+		}
+	}
+	refs.Git(m.dir, nil, "update-ref", "-d", floorRef)
+	samples := map[string][]time.Duration{}
+	firstClaim := time.Duration(0)
+	for m.round = 0; m.round < *runs; m.round++ {
+		for _, c := range caseOrder {
+			d, err := m.run(c)
+			if err != nil {
+				return fmt.Errorf("%s/%s %s, round %d: %w", m.scenario, m.size, c, m.round, err)
+			}
+			if c == "claim" && m.round == 0 {
+				firstClaim = d
+			}
+			samples[c] = append(samples[c], d)
+		}
+	}
+	f, err := os.OpenFile(*out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	load, _ := os.ReadFile("/proc/loadavg")
+	fmt.Printf("  %-62s %8s %8s %8s   (%d runs)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
+	for _, c := range caseOrder {
+		s := samples[c]
+		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+		med := s[len(s)/2]
+		fmt.Printf("  %-62s %8s %8s %8s\n", caseNames[c], ms(med), ms(s[len(s)/10]), ms(s[len(s)*9/10]))
+		fmt.Fprintf(f, "%s %s %s %.4f\n", m.scenario, m.size, c, float64(med)/float64(time.Millisecond))
+	}
+	fmt.Printf("  first claim of the block: %s; load average after: %s\n", ms(firstClaim), strings.TrimSpace(string(load)))
+	return nil
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+
+func (m *measurer) head() (refs.Hash, error) {
+	out, err := refs.Git(m.dir, nil, "rev-parse", "--verify", facts.LedgerRef)
+	if err != nil {
+		return refs.ZeroHash, err
+	}
+	return refs.ParseHash(out)
+}
+
+// resetLedger puts the ledger and the cache back to the packed head (not
+// timed), so the next append reads a packed head commit as the first
+// append after `git gc` does.
+func (m *measurer) resetLedger() error {
+	if !m.reset {
+		return nil
+	}
+	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(m.common, "rally", "cache", "state.json"), m.savedState, 0o666)
+}
+
+func (m *measurer) run(c string) (time.Duration, error) {
+	switch c {
+	case "revparse":
+		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rev-parse", facts.LedgerRef); return err })
+	case "room":
+		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); return err })
+	case "room-direct":
+		return timeIt(func() error { return m.direct("room", "--json") })
+	case "claim":
+		if err := m.resetLedger(); err != nil {
+			return 0, err
+		}
+		p := fmt.Sprintf("src/bench/%s-%s-%d.go", m.scenario, m.size, m.round)
+		d, err := timeIt(func() error {
+			_, err := refs.Git(m.dir, nil, "rally", "claim", p, "--tool", "bench:claimer")
+			return err
+		})
+		if err == nil && !m.reset {
+			// Not timed: release it, so the benchmark's own claims do not
+			// pile up in the room and the projection.
+			_, err = refs.Git(m.dir, nil, "rally", "release", p, "--tool", "bench:claimer")
+		}
+		return d, err
+	case "floor":
+		return m.floor()
+	case "inproc":
+		if err := m.resetLedger(); err != nil {
+			return 0, err
+		}
+		scope := fmt.Sprintf("file:src/bench/inproc-%s-%s-%d.go", m.scenario, m.size, m.round)
+		owner := facts.Owner{Tool: "bench:inproc"}
+		d, err := timeIt(func() error {
+			l, err := facts.Open(m.common, nil)
+			if err != nil {
+				return err
+			}
+			defer l.Close()
+			_, err = l.Append(facts.Claim(facts.ClaimRequest{Owner: owner, Scopes: []string{scope}}))
+			return err
+		})
+		if err == nil && !m.reset {
+			err = releaseInProc(m.common, owner, scope)
+		}
+		return d, err
+	case "fsync":
+		p := filepath.Join(m.common, "rally", "bench-fsync.jsonl")
+		line := []byte(`{"v":1,"id":"f_0123456789abcdef","kind":"claim","tool":"bench:fsync","at":"2026-01-01T00:00:00.000Z","clock":1,"scopes":["file:src/a.go"]}` + "\n")
+		return timeIt(func() error {
+			f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
+			if err != nil {
+				return err
+			}
+			if _, err := f.Write(line); err != nil {
+				f.Close()
+				return err
+			}
+			if err := f.Sync(); err != nil {
+				f.Close()
+				return err
+			}
+			return f.Close()
+		})
+	}
+	return 0, fmt.Errorf("unknown case %q", c)
+}
+
+func releaseInProc(common string, o facts.Owner, scope string) error {
+	l, err := facts.Open(common, nil)
+	if err != nil {
+		return err
+	}
+	defer l.Close()
+	_, err = l.Append(facts.Release(o, nil, []string{scope}, "bench"))
+	return err
+}
+
+func (m *measurer) direct(args ...string) error {
+	cmd := exec.Command(m.bin, args...)
+	cmd.Dir = m.dir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%v: %s", err, errb.String())
+	}
+	return nil
+}
+
+func timeIt(fn func() error) (time.Duration, error) {
+	t := time.Now()
+	err := fn()
+	return time.Since(t), err
+}

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bufio"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// The bars of issue 2, item 8.
+const (
+	barClaimFloor = 0.7  // claim ≤ 0.7x the plumbing floor
+	barRoomRev    = 10.0 // room ≤ 10x rev-parse
+	barRoomMs     = 30.0 // room < 30 ms warm at 100k facts
+	barGrowth     = 1.2  // append cost at 100k ≤ 1.2x at 1k
+)
+
+type key struct{ scenario, size, c string }
+
+func runReport(args []string) error {
+	fl := flag.NewFlagSet("report", flag.ExitOnError)
+	in := fl.String("in", "", "results file from measure")
+	fl.Parse(args)
+	f, err := os.Open(*in)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	med := map[key]float64{}
+	var scenarios, sizes []string
+	seen := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		p := strings.Fields(sc.Text())
+		if len(p) != 4 {
+			continue
+		}
+		v, err := strconv.ParseFloat(p[3], 64)
+		if err != nil {
+			continue
+		}
+		med[key{p[0], p[1], p[2]}] = v
+		if !seen["s"+p[0]] {
+			seen["s"+p[0]] = true
+			scenarios = append(scenarios, p[0])
+		}
+		if !seen["z"+p[1]] {
+			seen["z"+p[1]] = true
+			sizes = append(sizes, p[1])
+		}
+	}
+	var fails []string
+	verdict := func(ok bool, what string) string {
+		if ok {
+			return "ok"
+		}
+		fails = append(fails, what)
+		return "FAIL"
+	}
+	fmt.Printf("%-9s %-5s | %8s %8s %6s %-4s | %8s %8s %6s %-4s %-4s | %8s %7s\n",
+		"scenario", "facts", "claim", "floor", "ratio", "≤0.7", "room", "revparse", "ratio", "≤10", "<30", "inproc", "fsync")
+	for _, s := range scenarios {
+		for _, z := range sizes {
+			g := func(c string) float64 { return med[key{s, z, c}] }
+			if g("claim") == 0 {
+				continue
+			}
+			cf := g("claim") / g("floor")
+			rr := g("room") / g("revparse")
+			roomMs := "-"
+			if z == "100k" {
+				roomMs = verdict(g("room") < barRoomMs, fmt.Sprintf("%s/%s: room %.1f ms ≥ %.0f ms", s, z, g("room"), barRoomMs))
+			}
+			fmt.Printf("%-9s %-5s | %6.2fms %6.2fms %5.2fx %-4s | %6.2fms %6.2fms %5.1fx %-4s %-4s | %6.2fms %5.2fms\n",
+				s, z, g("claim"), g("floor"), cf,
+				verdict(cf <= barClaimFloor, fmt.Sprintf("%s/%s: claim/floor %.2fx > %.1fx", s, z, cf, barClaimFloor)),
+				g("room"), g("revparse"), rr,
+				verdict(rr <= barRoomRev, fmt.Sprintf("%s/%s: room/rev-parse %.1fx > %.0fx", s, z, rr, barRoomRev)),
+				roomMs, g("inproc"), g("fsync"))
+		}
+	}
+	fmt.Println()
+	fmt.Println("append cost growth, 100k facts against 1k (bar ≤ 1.2x):")
+	for _, s := range scenarios {
+		a, b := med[key{s, "1k", "claim"}], med[key{s, "100k", "claim"}]
+		ia, ib := med[key{s, "1k", "inproc"}], med[key{s, "100k", "inproc"}]
+		if a == 0 || b == 0 {
+			continue
+		}
+		fmt.Printf("  %-9s claim process %6.2fms -> %6.2fms = %4.2fx %-4s   in-process append %6.2fms -> %6.2fms = %4.2fx\n",
+			s, a, b, b/a, verdict(b/a <= barGrowth, fmt.Sprintf("%s: claim growth 100k/1k %.2fx > %.1fx", s, b/a, barGrowth)),
+			ia, ib, ib/ia)
+	}
+	fmt.Println()
+	if len(fails) == 0 {
+		fmt.Println("all bars met")
+		return nil
+	}
+	fmt.Printf("%d bar(s) not met:\n", len(fails))
+	for _, f := range fails {
+		fmt.Println("  " + f)
+	}
+	return nil
+}
