@@ -13,8 +13,9 @@
 #   in-process append          (diagnostic) and an O_APPEND+fsync of one line
 #                              to a plain file, the absolute floor
 #
-# in three scenarios: "plain" (a repository holding only the ledger, loose
-# objects as rally writes them), "bighist" (the same ledger inside a
+# in four scenarios: "plain" (a repository holding only the ledger, loose
+# objects as rally writes them), "tidy" (the same with a room whose
+# projection does not grow: every handoff resolved, no new sessions), "bighist" (the same ledger inside a
 # repository with a large packed history made with git fast-import) and
 # "gc" (bighist after `git gc`, which packs the ledger into the big pack
 # and its ref into packed-refs; every append there starts from the packed
@@ -22,7 +23,7 @@
 #   claim <= 0.7x floor; room <= 10x rev-parse and < 30 ms at 100k;
 #   claim at 100k <= 1.2x claim at 1k.
 #
-# Usage: bench/run.sh            (about 6-10 minutes on 2 cores)
+# Usage: bench/run.sh            (about 4-8 minutes on 2 cores)
 #        RUNS=61 SIZES="1000 10000" bench/run.sh
 # Everything lives under one temporary directory, removed on exit
 # (KEEP=1 keeps it).
@@ -82,6 +83,17 @@ for n in $SIZES; do
 	echo "- $l: $(rallybench build -dir "$d" -facts "$n" -seed "$n")"
 	echo "  build $(secs_since "$t"); $(objects "$d"), .git $(du -sh "$d/.git" | cut -f1)"
 done
+echo "Tidy variants (scenario \"tidy\", plain repositories): the same room, but every handoff is"
+echo "resolved and no agent starts a new session, so the projection (room state) stays the same size."
+for n in $SIZES; do
+	l=$(label "$n")
+	d=$work/tidy-$l
+	git init -q "$d"
+	(cd "$d" && git rally init >/dev/null)
+	t=$(now_ms)
+	echo "- $l tidy: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -tidy)"
+	echo "  build $(secs_since "$t"); $(objects "$d")"
+done
 echo
 
 echo "## Large packed history (git fast-import)"
@@ -115,7 +127,7 @@ done
 echo
 
 results=$work/results.txt
-for sc in plain bighist gc; do
+for sc in plain tidy bighist gc; do
 	for n in $SIZES; do
 		l=$(label "$n")
 		reset=

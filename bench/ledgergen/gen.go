@@ -28,6 +28,10 @@ type Options struct {
 	End      time.Time     // time of the last fact (default: now)
 	MeanGap  time.Duration // mean time between facts (default 30s: 120 facts an hour)
 	MaxBatch int           // most facts in one commit (default 100, at most 200)
+	// Tidy makes a room whose projection stays the same size however long
+	// it runs: every handoff is resolved and no agent starts a new
+	// session, so the peer list does not grow with history.
+	Tidy bool
 	// Progress, when set, is called after every commit.
 	Progress func(done int)
 }
@@ -84,6 +88,7 @@ func Build(l *facts.Ledger, o Options) (Stats, error) {
 	rng := rand.New(rand.NewSource(o.Seed))
 	times := planTimes(rng, o)
 	sim := newSim(rng)
+	sim.tidy = o.Tidy
 	stats := Stats{ByKind: map[string]int{}, AgentsTools: len(sim.agents)}
 	if len(times) > 0 {
 		stats.Start, stats.End = times[0], times[len(times)-1]
@@ -201,6 +206,7 @@ type handoff struct {
 }
 
 type sim struct {
+	tidy     bool
 	rng      *rand.Rand
 	agents   []*agent
 	files    []string
@@ -304,7 +310,7 @@ func (s *sim) next(t time.Time) *facts.Fact {
 	a := s.pick()
 	if !a.present {
 		a.present = true
-		if a.managed {
+		if a.managed && (!s.tidy || a.nsess == 0) {
 			a.nsess++
 			a.session = fmt.Sprintf("wt-%s-%d", strings.SplitN(a.tool, ":", 2)[1], a.nsess)
 		}
@@ -317,13 +323,13 @@ func (s *sim) next(t time.Time) *facts.Fact {
 		}
 		if !h.acked {
 			h.acked = true
-			if s.rng.Float64() < 0.01 { // the receipt that never comes
+			if !s.tidy && s.rng.Float64() < 0.01 { // the receipt that never comes
 				s.handoffs = append(s.handoffs[:i], s.handoffs[i+1:]...)
 				break
 			}
 			return &facts.Fact{Kind: facts.KindReceipt, Tool: a.tool, Session: a.session, Ref: h.id}
 		}
-		if s.rng.Float64() < 0.04 { // acknowledged, never resolved
+		if !s.tidy && s.rng.Float64() < 0.04 { // acknowledged, never resolved
 			s.handoffs = append(s.handoffs[:i], s.handoffs[i+1:]...)
 			break
 		}

@@ -23,6 +23,7 @@ func runBuild(args []string) error {
 	seed := fl.Int64("seed", 1, "random seed")
 	maxBatch := fl.Int("max-batch", 100, "most facts per commit (≤200)")
 	end := fl.Duration("end-ago", 10*time.Minute, "the last fact is this long before now")
+	tidy := fl.Bool("tidy", false, "a tidy room: every handoff resolved, no new sessions (the projection does not grow)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the build here")
 	fl.Parse(args)
 	if *dir == "" {
@@ -41,7 +42,7 @@ func runBuild(args []string) error {
 		return err
 	}
 	defer l.Close()
-	st, err := ledgergen.Build(l, ledgergen.Options{Facts: *n, Seed: *seed, MaxBatch: *maxBatch,
+	st, err := ledgergen.Build(l, ledgergen.Options{Facts: *n, Seed: *seed, MaxBatch: *maxBatch, Tidy: *tidy,
 		End: time.Now().Add(-*end)})
 	if err != nil {
 		return err
