@@ -2,7 +2,7 @@ package facts
 
 import (
 	"bytes"
-	"encoding/json"
+	"encoding/gob"
 	"fmt"
 	"io"
 	"os"
@@ -15,14 +15,14 @@ import (
 // The cache lives under <common dir>/rally/cache and is never synced: it
 // can be deleted at any time and is rebuilt from the ledger. It holds
 //
-//	state.json         the projection at one ledger head, the trees along
+//	state.gob         the projection at one ledger head, the trees along
 //	                   the newest append path (so an append or a diff reads
 //	                   no packed object), and the mirror's length
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 3
+const cacheVersion = 4
 
-// maxTrees bounds the trees kept in state.json.
+// maxTrees bounds the trees kept in state.gob.
 const maxTrees = 24
 
 type cache struct {
@@ -55,12 +55,12 @@ func (c *cache) lock() func() {
 // load returns the cached state or nil. The state is private to the
 // caller's process; the trees it carries are merged into the tree cache.
 func (c *cache) load() *State {
-	b, err := os.ReadFile(filepath.Join(c.dir, "state.json"))
+	b, err := os.ReadFile(filepath.Join(c.dir, "state.gob"))
 	if err != nil {
 		return nil
 	}
 	var cf cacheFile
-	if json.Unmarshal(b, &cf) != nil || cf.Version != cacheVersion || cf.State == nil {
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(&cf) != nil || cf.Version != cacheVersion || cf.State == nil {
 		return nil
 	}
 	cf.State.init()
@@ -232,15 +232,18 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		}
 		cf.Trees[h.String()] = enc
 	}
-	b, err := json.Marshal(&cf)
-	if err != nil {
+	var enc bytes.Buffer
+	saved := cf
+	saved.State = st.withoutRaw()
+	if err := gob.NewEncoder(&enc).Encode(&saved); err != nil {
 		return
 	}
-	tmp := filepath.Join(c.dir, fmt.Sprintf("state.json.%d.tmp", os.Getpid()))
+	b := enc.Bytes()
+	tmp := filepath.Join(c.dir, fmt.Sprintf("state.gob.%d.tmp", os.Getpid()))
 	if os.WriteFile(tmp, b, 0o666) != nil {
 		return
 	}
-	if os.Rename(tmp, filepath.Join(c.dir, "state.json")) != nil {
+	if os.Rename(tmp, filepath.Join(c.dir, "state.gob")) != nil {
 		os.Remove(tmp)
 		return
 	}
@@ -248,14 +251,12 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 }
 
 func (c *cache) loadGen() int {
-	b, err := os.ReadFile(filepath.Join(c.dir, "state.json"))
+	b, err := os.ReadFile(filepath.Join(c.dir, "state.gob"))
 	if err != nil {
 		return 0
 	}
-	var cf struct {
-		Gen int `json:"gen"`
-	}
-	json.Unmarshal(b, &cf)
+	var cf cacheFile
+	gob.NewDecoder(bytes.NewReader(b)).Decode(&cf)
 	return cf.Gen
 }
 
@@ -306,4 +307,39 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
+}
+
+// withoutRaw copies the state with the facts' stored lines left out: the
+// projection needs their fields only, and the lines are in the mirror.
+func (s *State) withoutRaw() *State {
+	strip := func(f *Fact) *Fact {
+		if f == nil || f.Raw == nil {
+			return f
+		}
+		c := *f
+		c.Raw = nil
+		return &c
+	}
+	stripAll := func(m map[string]*Fact) map[string]*Fact {
+		out := make(map[string]*Fact, len(m))
+		for k, f := range m {
+			out[k] = strip(f)
+		}
+		return out
+	}
+	cp := *s
+	cp.Claims, cp.Blockers, cp.Risks, cp.Sessions = stripAll(s.Claims), stripAll(s.Blockers), stripAll(s.Risks), stripAll(s.Sessions)
+	cp.Handoffs = make(map[string]*Handoff, len(s.Handoffs))
+	for k, h := range s.Handoffs {
+		hh := *h
+		hh.Fact = strip(h.Fact)
+		cp.Handoffs[k] = &hh
+	}
+	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
+	for k, a := range s.Artifacts {
+		aa := *a
+		aa.Fact = strip(a.Fact)
+		cp.Artifacts[k] = &aa
+	}
+	return &cp
 }

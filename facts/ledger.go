@@ -254,11 +254,24 @@ func (l *Ledger) readAll(tree refs.Hash) ([]*Fact, error) {
 
 func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
 	var out []*Fact
-	for _, b := range bs {
-		data, err := l.Store.ReadBlob(b.hash)
-		if err != nil {
-			l.warn("%s: %v", b.path, err)
-			continue
+	var datas [][]byte
+	if len(bs) >= refs.BatchThreshold {
+		hs := make([]refs.Hash, len(bs))
+		for i, b := range bs {
+			hs[i] = b.hash
+		}
+		datas, _ = l.Store.ReadBlobs(hs) // on error, fall back to one by one
+	}
+	for i, b := range bs {
+		var data []byte
+		if datas != nil {
+			data = datas[i]
+		} else {
+			var err error
+			if data, err = l.Store.ReadBlob(b.hash); err != nil {
+				l.warn("%s: %v", b.path, err)
+				continue
+			}
 		}
 		for _, line := range bytes.Split(data, []byte("\n")) {
 			if len(bytes.TrimSpace(line)) == 0 {

@@ -225,7 +225,11 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			default:
 				f = Fact{Kind: KindBlocker, Tool: tool, Scopes: []string{"dir:d"}, Subject: "b"}
 			}
-			all = append(all, mk(int64(i), i*10, f))
+			gap := 10
+			if trial%2 == 1 {
+				gap = 3000 // long enough for silent peers to be forgotten
+			}
+			all = append(all, mk(int64(i), i*gap, f))
 		}
 		want := Build(append([]*Fact(nil), all...))
 		inc := NewState()
@@ -241,7 +245,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			inc = cp
 			i += n
 		}
-		now := at(400)
+		now := at(30 * 3000)
 		if !reflect.DeepEqual(roomKey(want.Room(now)), roomKey(inc.Room(now))) {
 			t.Fatalf("trial %d: incremental room differs\nbuild: %v\ninc:   %v", trial, roomKey(want.Room(now)), roomKey(inc.Room(now)))
 		}
@@ -349,4 +353,26 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+func TestForgetSilentPeers(t *testing.T) {
+	a := mk(1, 0, Fact{Kind: KindPresence, Tool: "a"})
+	b := mk(2, 0, Fact{Kind: KindClaim, Tool: "b", Scopes: []string{"file:x"}, LeaseS: 60})
+	c := mk(3, 86399, Fact{Kind: KindNote, Tool: "c"})
+	st := Build([]*Fact{a, b, c})
+	if len(st.Peers) != 3 {
+		t.Fatalf("forgot a peer before 24h: %d peers", len(st.Peers))
+	}
+	d := mk(4, 86401, Fact{Kind: KindNote, Tool: "c"})
+	st = Build([]*Fact{a, b, c, d})
+	if st.Peers["a"] != nil {
+		t.Errorf("a silent peer with no claim is still listed after 24h")
+	}
+	if st.Peers["b"] == nil {
+		t.Errorf("a peer holding a claim was forgotten")
+	}
+	inc := Build([]*Fact{a, b, c})
+	if err := inc.Apply([]*Fact{d}); err != nil || inc.Peers["a"] != nil || len(inc.Peers) != 2 {
+		t.Errorf("incremental forget: %v, %d peers", err, len(inc.Peers))
+	}
 }

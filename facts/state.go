@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sort"
 	"strings"
+	"time"
 )
 
 // errRebuild asks for a projection from scratch: an incremental step met a
@@ -57,6 +58,7 @@ type State struct {
 	Tree     string `json:"tree"`
 	Last     Key    `json:"last"`
 	MaxClock int64  `json:"max_clock"`
+	Newest   string `json:"newest"` // the latest at of any fact
 
 	Facts     int            `json:"facts"`
 	Retracted int            `json:"retracted"`
@@ -148,6 +150,7 @@ func Build(all []*Fact) *State {
 		}
 		s.apply(f)
 	}
+	s.forget()
 	return s
 }
 
@@ -173,6 +176,7 @@ func (s *State) Apply(fs []*Fact) error {
 		}
 		s.apply(f)
 	}
+	s.forget()
 	return nil
 }
 
@@ -188,7 +192,36 @@ func (s *State) count(f *Fact) {
 	if s.Last.Less(f.Key()) {
 		s.Last = f.Key()
 	}
+	if f.At > s.Newest && f.Time().After(time.Time{}) {
+		s.Newest = f.At
+	}
 	s.touch(f)
+}
+
+// PeerForget is how long after the ledger's newest fact a silent owner
+// that holds no claim stays listed as a peer. Forgetting it keeps the
+// projection (and every command's start-up) bounded by who is around, not
+// by everyone who ever entered.
+const PeerForget = 24 * time.Hour
+
+// forget drops such peers. It depends on the facts alone, so a projection
+// built at once and one built in steps forget the same peers.
+func (s *State) forget() {
+	newest, err := time.Parse(time.RFC3339Nano, s.Newest)
+	if err != nil {
+		return
+	}
+	cut := newest.Add(-PeerForget)
+	holders := map[string]bool{}
+	for _, c := range s.Claims {
+		holders[c.Owner().String()] = true
+	}
+	for k, p := range s.Peers {
+		t, err := time.Parse(time.RFC3339Nano, p.LastAt)
+		if err == nil && t.Before(cut) && !holders[k] {
+			delete(s.Peers, k)
+		}
+	}
 }
 
 // touch records activity: every fact an owner writes shows it is alive,

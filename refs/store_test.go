@@ -172,3 +172,27 @@ func TestStaleLockRecovery(t *testing.T) {
 	}
 	l.Unlock()
 }
+
+func TestReadBlobsBatch(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	var hs []Hash
+	for i := 0; i < BatchThreshold+3; i++ {
+		h, _ := st.WriteBlob([]byte(strings.Repeat("x", i%7) + "\n" + string(rune('a'+i%26))))
+		hs = append(hs, h)
+	}
+	got, err := st.ReadBlobs(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, h := range hs {
+		want, _ := st.ReadBlob(h)
+		if string(got[i]) != string(want) {
+			t.Fatalf("blob %d: %q, want %q", i, got[i], want)
+		}
+	}
+	if _, err := st.ReadBlobs(append(hs, Hash{9})); err == nil {
+		t.Fatalf("a missing blob read without error")
+	}
+}

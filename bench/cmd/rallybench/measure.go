@@ -38,7 +38,7 @@ type measurer struct {
 	size        string
 	reset       bool
 	packedHead  refs.Hash // with -reset-packed: the head every run starts from
-	savedState  []byte    // with -reset-packed: state.json at packedHead
+	savedState  []byte    // with -reset-packed: state.gob at packedHead
 	floorTip    refs.Hash // the floor's own chain; zero: start at the ledger head
 	round       int
 }
@@ -70,7 +70,7 @@ func runMeasure(args []string) error {
 	}
 	if m.reset {
 		m.packedHead = head
-		if m.savedState, err = os.ReadFile(filepath.Join(m.common, "rally", "cache", "state.json")); err != nil {
+		if m.savedState, err = os.ReadFile(filepath.Join(m.common, "rally", "cache", "state.gob")); err != nil {
 			return err
 		}
 	}
@@ -127,7 +127,7 @@ func (m *measurer) resetLedger() error {
 	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(m.common, "rally", "cache", "state.json"), m.savedState, 0o666)
+	return os.WriteFile(filepath.Join(m.common, "rally", "cache", "state.gob"), m.savedState, 0o666)
 }
 
 func (m *measurer) run(c string) (time.Duration, error) {
