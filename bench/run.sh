@@ -13,8 +13,8 @@
 #   in-process append          (diagnostic) and an O_APPEND+fsync of one line
 #                              to a plain file, the absolute floor
 #
-# in four scenarios: "plain" (a repository holding only the ledger, loose
-# objects as rally writes them), "tidy" (the same with a room whose
+# in four scenarios: "plain" (a repository holding only the ledger, its
+# objects as rally leaves them: packed in the background past 4096 loose), "tidy" (the same with a room whose
 # projection does not grow: every handoff resolved, no new sessions), "bighist" (the same ledger inside a
 # repository with a large packed history made with git fast-import) and
 # "gc" (bighist after `git gc`, which packs the ledger into the big pack
@@ -74,6 +74,7 @@ echo "Built in-process through the real append path (bench/ledgergen: facts.Open
 echo "fixed clock set to each commit's last fact time, up to 100 facts per commit), a simulated room of"
 echo "12 agents: presence and leave, claims and releases, notes, decisions, handoffs answered by receipts"
 echo "and resolves (a few never), artifacts and risks, about one fact a minute with quiet stretches."
+echo "Loose objects are packed whenever they pass 4096, as rally's appends do in the background."
 for n in $SIZES; do
 	l=$(label "$n")
 	d=$work/plain-$l

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
 )
 
 // Options shape a generated ledger.
@@ -32,6 +33,10 @@ type Options struct {
 	// it runs: every handoff is resolved and no agent starts a new
 	// session, so the peer list does not grow with history.
 	Tidy bool
+	// AutoPack packs loose objects whenever they pass
+	// refs.PackLooseObjects, as rally's appends do in the background, so
+	// the repository looks like one rally has been appending to.
+	AutoPack bool
 	// Progress, when set, is called after every commit.
 	Progress func(done int)
 }
@@ -128,6 +133,11 @@ func Build(l *facts.Ledger, o Options) (Stats, error) {
 			stats.MaxBatch = len(fs)
 		}
 		i += n
+		if o.AutoPack && l.Store.LooseEstimate() >= refs.PackLooseObjects {
+			if err := l.Store.Pack(); err != nil {
+				return stats, err
+			}
+		}
 		if o.Progress != nil {
 			o.Progress(stats.Facts)
 		}

@@ -24,6 +24,7 @@ func runBuild(args []string) error {
 	maxBatch := fl.Int("max-batch", 100, "most facts per commit (≤200)")
 	end := fl.Duration("end-ago", 10*time.Minute, "the last fact is this long before now")
 	tidy := fl.Bool("tidy", false, "a tidy room: every handoff resolved, no new sessions (the projection does not grow)")
+	loose := fl.Bool("loose", false, "leave every object loose (rally packs them in the background past 4096 loose objects)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the build here")
 	fl.Parse(args)
 	if *dir == "" {
@@ -43,7 +44,7 @@ func runBuild(args []string) error {
 	}
 	defer l.Close()
 	st, err := ledgergen.Build(l, ledgergen.Options{Facts: *n, Seed: *seed, MaxBatch: *maxBatch, Tidy: *tidy,
-		End: time.Now().Add(-*end)})
+		AutoPack: !*loose, End: time.Now().Add(-*end)})
 	if err != nil {
 		return err
 	}
