@@ -35,7 +35,8 @@ type worktreeListJSON struct {
 	Path       string `json:"path"`
 	Branch     string `json:"branch"`
 	Head       string `json:"head"`
-	Dirty      int    `json:"dirty"`
+	Dirty      bool   `json:"dirty"`
+	DirtyCount int    `json:"dirty_count"`
 	Session    string `json:"session"`
 	Tool       string `json:"tool"`
 	OwnerState string `json:"owner_state"`
@@ -64,7 +65,7 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 	seen := map[string]bool{}
 	for _, a := range agents {
 		seen[a.Name] = true
-		row := worktreeListJSON{Name: a.Name, Path: a.Path, Branch: a.Branch, Head: a.Head, Dirty: len(a.Dirty),
+		row := worktreeListJSON{Name: a.Name, Path: a.Path, Branch: a.Branch, Head: a.Head, Dirty: len(a.Dirty) > 0, DirtyCount: len(a.Dirty),
 			Session: a.Name, Status: "unrecorded"}
 		if s := st.Sessions[a.Name]; s != nil && s.Status != "removed" {
 			row.Tool, row.Base, row.Status = s.Tool, s.Base, orDefault(s.Status, "active")
@@ -98,7 +99,7 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 			owner += "@" + w.Session
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", w.Name, orDefault(w.Branch, "(detached)"), orDefault(shortID(w.Head), "-"),
-			w.Dirty, owner, orDefault(w.OwnerState, "-"), w.Status, w.Path)
+			w.DirtyCount, owner, orDefault(w.OwnerState, "-"), w.Status, w.Path)
 	}
 	return tw.Flush()
 }

@@ -57,7 +57,8 @@ type planRowJSON struct {
 	Head              string          `json:"head"`
 	Ahead             int             `json:"ahead"`
 	Behind            int             `json:"behind"`
-	Dirty             int             `json:"dirty"`
+	Dirty             bool            `json:"dirty"`
+	DirtyCount        int             `json:"dirty_count"`
 	DirtyFiles        []string        `json:"dirty_files"`
 	ChangedFiles      []string        `json:"changed_files"`
 	Claims            []planClaimJSON `json:"claims"`
@@ -117,7 +118,7 @@ func toPlanJSON(p *worktree.Plan) planJSON {
 		Conflicts: pairsJSON(p.Conflicts), SuggestedOrder: nonNil(p.Order), MergeSteps: []planStepJSON{}}
 	for _, r := range p.Rows {
 		row := planRowJSON{Name: r.Name, Path: r.Path, Branch: r.Branch, Head: r.Head, Ahead: r.Ahead, Behind: r.Behind,
-			Dirty: len(r.Dirty), DirtyFiles: nonNil(worktree.StatusPaths(r.Dirty)), ChangedFiles: nonNil(r.Changed), Claims: []planClaimJSON{},
+			Dirty: len(r.Dirty) > 0, DirtyCount: len(r.Dirty), DirtyFiles: nonNil(worktree.StatusPaths(r.Dirty)), ChangedFiles: nonNil(r.Changed), Claims: []planClaimJSON{},
 			UnclaimedChanges: nonNil(r.Unclaimed), ConflictsWithBase: nonNil(r.BaseConflicts),
 			NextAction: r.Next, NextCommand: r.NextCommand, Session: r.Session}
 		for _, c := range r.Claims {
@@ -154,7 +155,7 @@ func printPlan(w io.Writer, p planJSON) {
 	fmt.Fprintln(tw, "BRANCH\tAHEAD\tBEHIND\tDIRTY\tCHANGED\tCLAIMS\tUNCLAIMED\tBASE CONFLICTS\tNEXT")
 	for _, b := range p.Branches {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\t%s\n", orDefault(b.Branch, b.Name+" (detached)"), b.Ahead, b.Behind,
-			b.Dirty, len(b.ChangedFiles), len(b.Claims), len(b.UnclaimedChanges), listOrDash(b.ConflictsWithBase, 3), b.NextAction)
+			b.DirtyCount, len(b.ChangedFiles), len(b.Claims), len(b.UnclaimedChanges), listOrDash(b.ConflictsWithBase, 3), b.NextAction)
 	}
 	tw.Flush()
 	printPairs(w, "overlaps (same files changed)", p.Overlaps)
