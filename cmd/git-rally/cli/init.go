@@ -13,8 +13,9 @@ import (
 )
 
 type initOptions struct {
-	remote      string
-	pushRefspec bool
+	remote         string
+	pushRefspec    bool
+	pushRefspecSet bool
 }
 
 func newCmdInit(f *factory) *cobra.Command {
@@ -32,24 +33,25 @@ refs/rally-remotes/<name>/ledger (a pattern, so a remote without a ledger
 is no error), and makes <name> the default of git rally sync when
 rally.remote is unset.
 
-It adds no push refspec unless --push-refspec is given: a remote.<name>.push
-entry replaces git's push.default for that remote, so plain git push would
-change, and it would fail ("[rejected] refs/rally/ledger") whenever a
-teammate synced first. git rally sync pushes the ledger after merging, and
-git push <name> refs/rally/ledger pushes it by hand (never with force: a
-forced push drops teammates' facts). With --push-refspec, HEAD (when no push
-refspec exists yet) and refs/rally/ledger:refs/rally/ledger are added, so
-plain git push <name> carries the current branch and the ledger.`,
+It also adds the push refspecs HEAD (when the remote has no push refspec
+yet, so plain git push still pushes the current branch) and
+refs/rally/ledger:refs/rally/ledger, so plain git push <name> carries the
+ledger too, never forced. When a teammate synced first that part of a plain
+push is rejected ("[rejected] refs/rally/ledger"): run git rally sync, which
+merges and pushes. --push-refspec=false leaves git push alone.`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error { return runInit(f, opts) },
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.pushRefspecSet = c.Flags().Changed("push-refspec")
+			return runInit(f, opts)
+		},
 	}
 	c.Flags().StringVar(&opts.remote, "remote", "", "make plain git fetch <name> bring the ledger; git rally sync defaults to it")
-	c.Flags().BoolVar(&opts.pushRefspec, "push-refspec", false, "with --remote: also make plain git push <name> push the ledger (changes what plain git push does; see --help)")
+	c.Flags().BoolVar(&opts.pushRefspec, "push-refspec", true, "with --remote: also make plain git push <name> push the ledger (--push-refspec=false: leave git push alone)")
 	return c
 }
 
 func runInit(f *factory, opts *initOptions) error {
-	if opts.pushRefspec && opts.remote == "" {
+	if c := opts.pushRefspecSet; c && opts.remote == "" {
 		return &usageError{msg: "--push-refspec goes with --remote <name>", hint: "git rally init --remote origin --push-refspec"}
 	}
 	r, err := f.Repo()
@@ -113,13 +115,11 @@ func excludeRally(commonDir string) error {
 // pattern on purpose: an exact one makes every plain fetch of a remote
 // without a ledger fail ("couldn't find remote ref refs/rally/ledger").
 //
-// A push refspec is added only when asked (pushRefspec): any
-// remote.<name>.push replaces push.default for that remote, so plain `git
-// push` would change for the user (push.default=simple's upstream checks
-// gone), and every plain push would fail ("[rejected] refs/rally/ledger")
-// whenever a teammate synced first, and `git push --atomic` would hold the
-// code back for it. git rally sync publishes the ledger instead, after
-// merging, so it never needs force.
+// With pushRefspec it also adds push refspecs (SPEC §10). Any
+// remote.<name>.push replaces push.default for that remote, so HEAD is
+// added first to keep plain `git push` pushing the current branch; the
+// ledger part of a plain push is rejected when a teammate synced first,
+// and git rally sync (which merges) is the answer, never force.
 func addRemoteRefspecs(dir, remote string, pushRefspec bool) error {
 	remotes, err := refs.Remotes(dir)
 	if err != nil {
