@@ -50,18 +50,8 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 	}
 	fact := &facts.Fact{Kind: facts.KindHandoff, Tool: o.Tool, Session: o.Session, Target: opts.target,
 		Subject: opts.subject, Body: opts.body}
-	if len(opts.files) > 0 {
-		pc, err := f.PathContext()
-		if err != nil {
-			return err
-		}
-		for _, p := range opts.files {
-			rp, err := facts.RepoPath(p, pc, true)
-			if err != nil {
-				return err
-			}
-			fact.Files = append(fact.Files, rp)
-		}
+	if fact.Files, err = repoFiles(f, opts.files); err != nil {
+		return err
 	}
 	if opts.revision != "" {
 		rev, err := resolveRevision(f, opts.revision)
@@ -153,18 +143,8 @@ func newCmdArtifact(f *factory) *cobra.Command {
 			}
 			fact := &facts.Fact{Kind: facts.KindArtifact, Tool: o.Tool, Session: o.Session, Target: opts.target,
 				Subject: opts.subject, Body: opts.body, URI: opts.uri, Evidence: opts.evidence}
-			if len(opts.files) > 0 {
-				pc, err := f.PathContext()
-				if err != nil {
-					return err
-				}
-				for _, p := range opts.files {
-					rp, err := facts.RepoPath(p, pc, true)
-					if err != nil {
-						return err
-					}
-					fact.Files = append(fact.Files, rp)
-				}
+			if fact.Files, err = repoFiles(f, opts.files); err != nil {
+				return err
 			}
 			if opts.revision != "" {
 				if fact.Revision, err = resolveRevision(f, opts.revision); err != nil {
@@ -198,4 +178,25 @@ func newCmdArtifact(f *factory) *cobra.Command {
 	c.Flags().StringArrayVar(&opts.evidence, "evidence", nil, "an evidence line (repeat)")
 	addJSONFlags(c, &opts.j)
 	return c
+}
+
+// repoFiles makes --file paths repository-relative, refusing any that
+// leave the repository.
+func repoFiles(f *factory, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	pc, err := f.PathContext()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, 0, len(paths))
+	for _, p := range paths {
+		rp, err := facts.RepoPath(p, pc, true)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rp)
+	}
+	return out, nil
 }
