@@ -16,19 +16,27 @@ const LedgerRef = "refs/rally/ledger"
 
 // Layout of a ledger commit's tree:
 //
-//	format                               "git-rally ledger 1"
-//	facts/YYYY/MM/DD/HH/NNNN/<id>.json   one fact per blob
+//	format                              "git-rally ledger 1"
+//	facts/YYYY-MM/DD/NNNN/<id>.json     one fact per blob
 //
-// The time path is the append's time; NNNN is a segment number that grows
-// when the newest segment holds segMax facts. Every level stays small, so
-// an append rewrites a handful of small trees whatever the ledger's size,
-// and the newest segment is always the one an append touches.
+// The time path is the append's (UTC) date; NNNN is a segment number that
+// grows when the newest segment holds segMax facts. Every level stays
+// small (months, days, segments of a day), so an append writes a blob,
+// five small trees and a commit whatever the ledger's size, and the
+// newest segment is always the one an append touches.
 const (
 	FormatFile    = "format"
 	FormatContent = "git-rally ledger 1\n"
 	factsDir      = "facts"
 	segMax        = 256
 )
+
+// LayoutDirs are the directories, from the root, of the segments an
+// append at now writes into.
+func LayoutDirs(now time.Time) []string {
+	now = now.UTC()
+	return []string{factsDir, now.Format("2006-01"), now.Format("02")}
+}
 
 // Ledger reads and appends facts on refs/rally/ledger of one repository.
 type Ledger struct {
@@ -395,9 +403,9 @@ func message(fs []*Fact) string {
 // addFacts writes the fact blobs into the newest segment of the time path
 // and rewrites the trees above it. root may be zero for a new ledger.
 func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*Fact) (refs.Hash, error) {
-	dirs := []string{factsDir, now.Format("2006"), now.Format("01"), now.Format("02"), now.Format("15")}
+	dirs := LayoutDirs(now)
 	// levels[i] holds the entries of the tree at depth i along the path:
-	// root, facts, year, month, day, hour.
+	// root, facts, month, day.
 	levels := make([][]refs.Entry, len(dirs)+1)
 	cur := root
 	for i := 0; i <= len(dirs); i++ {
@@ -419,9 +427,9 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*Fact) (refs.Hash,
 		}
 	}
 	// Pick the segment: the newest one unless it is full.
-	hour := levels[len(dirs)]
+	day := levels[len(dirs)]
 	seg, segNum := refs.ZeroHash, 0
-	for _, e := range hour {
+	for _, e := range day {
 		var n int
 		if _, err := fmt.Sscanf(e.Name, "%d", &n); err == nil && e.Dir && n >= segNum {
 			seg, segNum = e.Hash, n

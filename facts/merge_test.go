@@ -259,10 +259,10 @@ func TestMergeCostFollowsDivergence(t *testing.T) {
 	*r.now = time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)
 	r.append(t, "ours")
 
-	// Delete every object under facts/2026/03/01 (800 facts): shared by
+	// Delete every object under facts/2026-03/01 (800 facts): shared by
 	// both sides, so the union must not open it.
 	bc, _ := r.l.Store.ReadCommit(base)
-	day := lookupPath(t, r.l.Store, bc.Tree, "facts", "2026", "03", "01")
+	day := lookupPath(t, r.l.Store, bc.Tree, "facts", "2026-03", "01")
 	removed := removeObjects(t, r.l.Store, day)
 	if removed < 800 {
 		t.Fatalf("removed %d objects", removed)

@@ -12,8 +12,8 @@ import (
 )
 
 // floor makes the same append as a claim with the git command line alone:
-// hash-object -w for the fact blob, mktree for each of the seven trees on
-// the path root/facts/YYYY/MM/DD/HH/NNNN, commit-tree, and update-ref with
+// hash-object -w for the fact blob, mktree for each of the five trees on
+// the path root/facts/YYYY-MM/DD/NNNN, commit-tree, and update-ref with
 // the old value. Reading the trees it extends (rev-parse, ls-tree) and
 // encoding the fact happen before the clock starts, so the floor is the
 // cheapest possible plumbing append. It writes its own chain on
@@ -36,7 +36,7 @@ func (m *measurer) floor() (time.Duration, error) {
 		old = base.String()
 	}
 	now := time.Now().UTC()
-	dirs := []string{"facts", now.Format("2006"), now.Format("01"), now.Format("02"), now.Format("15")}
+	dirs := facts.LayoutDirs(now)
 	// levels[i]: the entries (ls-tree lines by name) of the tree at depth i.
 	levels := make([]map[string]string, len(dirs)+1)
 	tree := base.String() + "^{tree}"
@@ -53,16 +53,16 @@ func (m *measurer) floor() (time.Duration, error) {
 			}
 		}
 	}
-	hour := levels[len(dirs)]
+	day := levels[len(dirs)]
 	segName, segNum := "", -1
-	for name := range hour {
+	for name := range day {
 		if n, err := strconv.Atoi(name); err == nil && n > segNum {
 			segName, segNum = name, n
 		}
 	}
 	seg := map[string]string{}
 	if segName != "" {
-		es, err := lsTree(m.dir, strings.Fields(hour[segName])[2])
+		es, err := lsTree(m.dir, strings.Fields(day[segName])[2])
 		if err != nil {
 			return 0, err
 		}
