@@ -223,12 +223,14 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			case 7:
 				f = Fact{Kind: KindLeave, Tool: tool}
 			default:
-				f = Fact{Kind: KindBlocker, Tool: tool, Scopes: []string{"dir:d"}, Subject: "b"}
+				if rng.Intn(2) == 0 {
+					f = Fact{Kind: KindRisk, Tool: tool, Subject: "r"}
+				} else {
+					f = Fact{Kind: KindBlocker, Tool: tool, Scopes: []string{"dir:d"}, Subject: "b"}
+				}
 			}
-			gap := 10
-			if trial%2 == 1 {
-				gap = 3000 // long enough for silent peers to be forgotten
-			}
+			gap := []int{10, 3000, 30000}[trial%3] // long enough to forget peers, then risks
+
 			all = append(all, mk(int64(i), i*gap, f))
 		}
 		want := Build(append([]*Fact(nil), all...))
@@ -245,7 +247,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 			inc = cp
 			i += n
 		}
-		now := at(30 * 3000)
+		now := at(30 * 30000)
 		if !reflect.DeepEqual(roomKey(want.Room(now)), roomKey(inc.Room(now))) {
 			t.Fatalf("trial %d: incremental room differs\nbuild: %v\ninc:   %v", trial, roomKey(want.Room(now)), roomKey(inc.Room(now)))
 		}
@@ -289,6 +291,10 @@ func roomKey(r *Room) string {
 	}
 	s += " blockers="
 	for _, b := range r.Blockers {
+		s += b.ID + ","
+	}
+	s += " risks="
+	for _, b := range r.Risks {
 		s += b.ID + ","
 	}
 	return s

@@ -204,12 +204,29 @@ func (s *State) count(f *Fact) {
 // by everyone who ever entered.
 const PeerForget = 24 * time.Hour
 
-// forget drops such peers. It depends on the facts alone, so a projection
-// built at once and one built in steps forget the same peers.
+// NoticeForget is how long after the ledger's newest fact an unresolved
+// risk, and an artifact waiting for review, stay in the room. They stay in
+// the log; the room is what is live.
+const NoticeForget = 7 * 24 * time.Hour
+
+// forget drops such peers, risks and artifacts. It depends on the facts
+// alone, so a projection built at once and one built in steps forget the
+// same things.
 func (s *State) forget() {
 	newest, err := time.Parse(time.RFC3339Nano, s.Newest)
 	if err != nil {
 		return
+	}
+	old := newest.Add(-NoticeForget)
+	for id, f := range s.Risks {
+		if t := f.Time(); !t.IsZero() && t.Before(old) {
+			delete(s.Risks, id)
+		}
+	}
+	for id, a := range s.Artifacts {
+		if t := a.Fact.Time(); !t.IsZero() && t.Before(old) {
+			delete(s.Artifacts, id)
+		}
 	}
 	cut := newest.Add(-PeerForget)
 	holders := map[string]bool{}
