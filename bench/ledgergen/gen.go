@@ -143,6 +143,12 @@ func Build(l *facts.Ledger, o Options) (Stats, error) {
 		}
 	}
 	stats.ElapsedAppending = time.Since(begin)
+	if o.AutoPack && l.Store.LooseEstimate() > 0 {
+		// End as a settled repository: the background pack has run.
+		if err := l.Store.Pack(); err != nil {
+			return stats, err
+		}
+	}
 	st, err := l.Read()
 	if err != nil {
 		return stats, err
