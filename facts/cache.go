@@ -23,7 +23,7 @@ import (
 const cacheVersion = 4
 
 // maxTrees bounds the trees kept in state.gob.
-const maxTrees = 24
+const maxTrees = 10
 
 type cache struct {
 	dir   string
