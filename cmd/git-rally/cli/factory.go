@@ -29,6 +29,7 @@ type factory struct {
 
 	repo   *worktree.Repo
 	ledger *facts.Ledger
+	state  *facts.State
 	now    *time.Time
 }
 
@@ -109,13 +110,21 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 	return l, nil
 }
 
-// State reads the current projection.
+// State reads the current projection, once per command: identity
+// resolution and the command itself share it. appendFacts forgets it.
 func (f *factory) State() (*facts.State, error) {
+	if f.state != nil {
+		return f.state, nil
+	}
 	l, err := f.Ledger()
 	if err != nil {
 		return nil, err
 	}
-	return l.Read()
+	st, err := l.Read()
+	if err == nil {
+		f.state = st
+	}
+	return st, err
 }
 
 // PathContext resolves path arguments against the current worktree.
@@ -248,6 +257,7 @@ func (f *factory) appendFacts(j *jsonFlags, fn facts.AppendFunc) ([]*facts.Fact,
 		return nil, err
 	}
 	fs, err := l.Append(fn)
+	f.state = nil
 	if err != nil {
 		return nil, err
 	}
