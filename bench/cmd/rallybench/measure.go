@@ -24,7 +24,7 @@ var caseNames = map[string]string{
 	"room":        "git rally room --json (warm cache)",
 	"room-direct": "git-rally room --json (warm, no git wrapper)",
 	"claim":       "git rally claim <file> (whole process)",
-	"floor":       "plumbing floor: hash-object,7x mktree,commit-tree,update-ref",
+	"floor":       "plumbing floor: hash-object,5x mktree,commit-tree,update-ref",
 	"inproc":      "in-process facts.Open+Append(claim)+Close",
 	"fsync":       "O_APPEND+fsync of one line to a plain file",
 }
