@@ -159,7 +159,7 @@ func (f *factory) Identity() (facts.Owner, error) {
 			}
 		}
 		if o.Tool == "" {
-			if v, err := refs.Git(dirOf(r), nil, "config", "--get", "rally.tool"); err == nil {
+			if v, err := refs.Git(r.Dir(), nil, "config", "--get", "rally.tool"); err == nil {
 				o.Tool = strings.TrimSpace(v)
 			}
 		}
@@ -175,13 +175,6 @@ func (f *factory) Identity() (facts.Owner, error) {
 		return o, err
 	}
 	return o, nil
-}
-
-func dirOf(r *worktree.Repo) string {
-	if r.WorkTree != "" {
-		return r.WorkTree
-	}
-	return r.GitDir
 }
 
 // jsonFlags are the output flags of every reading command.

@@ -1,13 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
-	"github.com/git-rally/git-rally/refs"
 )
 
 type handoffOptions struct {
@@ -76,11 +76,12 @@ func resolveRevision(f *factory, rev string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	out, err := refs.Git(dirOf(r), nil, "rev-parse", "--verify", "--quiet", rev+"^{commit}")
-	if err != nil {
+	id, err := r.Commit(rev)
+	var ue *facts.UsageError
+	if errors.As(err, &ue) {
 		return "", &usageError{msg: fmt.Sprintf("--revision %q is not a commit in this repository", rev), hint: "git log --oneline -5"}
 	}
-	return strings.TrimSpace(out), nil
+	return id, err
 }
 
 type answerOptions struct {

@@ -75,7 +75,7 @@ func runInit(f *factory, opts *initOptions) error {
 		return err
 	}
 	if opts.remote != "" {
-		if err := addRemoteRefspecs(dirOf(r), opts.remote, opts.pushRefspec); err != nil {
+		if err := addRemoteRefspecs(r.Dir(), opts.remote, opts.pushRefspec); err != nil {
 			return err
 		}
 		fmt.Fprintf(f.out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)

@@ -83,7 +83,7 @@ func runSync(f *factory, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
-	dir := dirOf(r)
+	dir := r.Dir()
 	remote, err := syncRemote(dir, opts.remote)
 	if err != nil {
 		return err
