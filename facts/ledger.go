@@ -49,6 +49,9 @@ type Ledger struct {
 	// AutoPack starts a background incremental pack after an append once
 	// loose objects pile up (see refs.Store.MaybePack).
 	AutoPack bool
+	// last is the projection this process read or wrote last: a command
+	// that resolves an id, checks and appends loads the cache once.
+	last *State
 }
 
 // Open opens the ledger of the repository whose common dir is given.
@@ -76,7 +79,11 @@ func (l *Ledger) Read() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.last != nil && l.last.Head == hashString(head) {
+		return l.last, nil
+	}
 	if st := l.cache.load(); st != nil && st.Head == hashString(head) {
+		l.last = st
 		return st, nil
 	}
 	unlock := l.cache.lock()
@@ -93,6 +100,18 @@ func hashString(h refs.Hash) string {
 
 // catchUp brings the cached state to head. The caller holds the cache lock.
 func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
+	if l.last != nil && l.last.Head == hashString(head) {
+		return l.last, nil
+	}
+	st, err := l.catchUpCache(head)
+	if err == nil {
+		l.last = st
+	}
+	return st, err
+}
+
+// catchUpCache is catchUp without the in-process memo.
+func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 	st := l.cache.load()
 	if st != nil && st.Head == hashString(head) {
 		return st, nil
@@ -381,6 +400,7 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.save(cp, fs, false)
+		l.last = cp
 	}
 	if l.AutoPack {
 		l.Store.MaybePack()
