@@ -270,6 +270,7 @@ func TestKilledAppends(t *testing.T) {
 	dir := newRepo(t)
 	rng := rand.New(rand.NewSource(7))
 	var acked []string
+	killed := 0
 	for round := 0; round < 40; round++ {
 		cmd := exec.Command("git-rally", "claim", fmt.Sprintf("src/f%d.go", round), "--tool", "agent:k")
 		cmd.Dir = dir
@@ -290,6 +291,8 @@ func TestKilledAppends(t *testing.T) {
 			cmd.Process.Signal(syscall.SIGKILL)
 			if err := <-done; err == nil {
 				acked = append(acked, firstField(out.String()))
+			} else {
+				killed++
 			}
 		}
 		lock := filepath.Join(dir, ".git", "refs", "rally", "ledger.lock")
@@ -308,7 +311,10 @@ func TestKilledAppends(t *testing.T) {
 			t.Errorf("acknowledged fact %s lost", id)
 		}
 	}
-	t.Logf("%d of 40 killed-or-finished appends were acknowledged", len(acked))
+	t.Logf("%d of 40 appends were acknowledged, %d killed", len(acked), killed)
+	if killed == 0 {
+		t.Errorf("no append was killed: the test did not test kills")
+	}
 	gitT(t, dir, "fsck", "--strict", "--no-dangling")
 	if _, err := os.Stat(filepath.Join(dir, ".git", "refs", "rally", "ledger.lock")); err == nil {
 		t.Errorf("a ref lock is left over after a successful append")
