@@ -57,7 +57,8 @@ export RALLY_AUTOPACK=0
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 start=$(now_ms)
 bin=$work/bin
-(cd "$root" && go build -o "$bin/git-rally" ./cmd/git-rally && go build -o "$bin/rallybench" ./bench/cmd/rallybench)
+# git-rally is built as the README installs it: static (CGO_ENABLED=0).
+(cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally" ./cmd/git-rally && go build -o "$bin/rallybench" ./bench/cmd/rallybench)
 export PATH=$bin:$PATH
 
 label() {
