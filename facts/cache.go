@@ -20,7 +20,7 @@ import (
 //	                   no packed object), and the mirror's length
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 4
+const cacheVersion = 5
 
 // maxTrees bounds the trees kept in state.gob.
 const maxTrees = 10
@@ -38,6 +38,9 @@ type cacheFile struct {
 	Gen       int                 `json:"gen"`
 	MirrorLen int64               `json:"mirror_len"`
 	Trees     map[string][]string `json:"trees"`
+	// Handoffs is the state's handoffs, encoded on their own so that a
+	// command that never looks at them does not decode them (State.Handoffs).
+	Handoffs []byte `json:"handoffs"`
 }
 
 func newCache(commonDir string) *cache {
@@ -59,11 +62,10 @@ func (c *cache) load() *State {
 	if err != nil {
 		return nil
 	}
-	var cf cacheFile
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&cf) != nil || cf.Version != cacheVersion || cf.State == nil {
+	cf, ok := decodeCacheFile(b)
+	if !ok {
 		return nil
 	}
-	cf.State.init()
 	for k, es := range cf.Trees {
 		h, err := refs.ParseHash(k)
 		if err != nil {
@@ -81,8 +83,38 @@ func (c *cache) load() *State {
 		c.trees[h] = entries
 		c.order = append([]refs.Hash{h}, c.order...)
 	}
-	c.saved = &cf
+	c.saved = cf
 	return cf.State
+}
+
+// decodeCacheFile reads state.gob. The state's handoffs stay encoded until
+// State.Handoffs is called.
+func decodeCacheFile(b []byte) (*cacheFile, bool) {
+	var cf cacheFile
+	if gob.NewDecoder(bytes.NewReader(b)).Decode(&cf) != nil || cf.Version != cacheVersion || cf.State == nil {
+		return nil, false
+	}
+	cf.State.handoffs, cf.State.handoffsGob = nil, cf.Handoffs
+	if cf.State.handoffsGob == nil {
+		cf.State.handoffsGob = []byte{} // none: encoded as nothing
+	}
+	cf.State.init()
+	return &cf, true
+}
+
+// encodeCacheFile writes state.gob: cf with st, its facts' lines left out.
+func encodeCacheFile(cf cacheFile, st *State) ([]byte, error) {
+	cf.State = st.withoutRaw()
+	hb, err := encodeHandoffs(cf.State)
+	if err != nil {
+		return nil, err
+	}
+	cf.Handoffs = hb
+	var enc bytes.Buffer
+	if err := gob.NewEncoder(&enc).Encode(&cf); err != nil {
+		return nil, err
+	}
+	return enc.Bytes(), nil
 }
 
 func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
@@ -232,13 +264,10 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		}
 		cf.Trees[h.String()] = enc
 	}
-	var enc bytes.Buffer
-	saved := cf
-	saved.State = st.withoutRaw()
-	if err := gob.NewEncoder(&enc).Encode(&saved); err != nil {
+	b, err := encodeCacheFile(cf, st)
+	if err != nil {
 		return
 	}
-	b := enc.Bytes()
 	tmp := filepath.Join(c.dir, fmt.Sprintf("state.gob.%d.tmp", os.Getpid()))
 	if os.WriteFile(tmp, b, 0o666) != nil {
 		return
@@ -248,6 +277,31 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		return
 	}
 	c.saved = &cf
+}
+
+// encodeHandoffs returns the encoding of st's handoffs for the cache file:
+// the bytes it was loaded with when nothing decoded them since.
+func encodeHandoffs(st *State) ([]byte, error) {
+	if st.handoffs == nil {
+		return st.handoffsGob, nil
+	}
+	var b bytes.Buffer
+	if err := gob.NewEncoder(&b).Encode(st.handoffs); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// decodeHandoffs is the inverse of encodeHandoffs; no bytes is no handoff.
+func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
+	m := map[string]*Handoff{}
+	if len(b) == 0 {
+		return m, nil
+	}
+	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
+		return nil, err
+	}
+	return m, nil
 }
 
 func (c *cache) loadGen() int {
@@ -286,11 +340,13 @@ func (s *State) clone() *State {
 		cp.Peers[k] = &pp
 	}
 	cp.Claims = cloneMap(s.Claims)
-	cp.Handoffs = make(map[string]*Handoff, len(s.Handoffs))
-	for k, h := range s.Handoffs {
-		hh := *h
-		hh.Answers = cloneMap(h.Answers)
-		cp.Handoffs[k] = &hh
+	if s.handoffs != nil {
+		cp.handoffs = make(map[string]*Handoff, len(s.handoffs))
+		for k, h := range s.handoffs {
+			hh := *h
+			hh.Answers = cloneMap(h.Answers)
+			cp.handoffs[k] = &hh
+		}
 	}
 	cp.Blockers = cloneMap(s.Blockers)
 	cp.Risks = cloneMap(s.Risks)
@@ -329,11 +385,13 @@ func (s *State) withoutRaw() *State {
 	}
 	cp := *s
 	cp.Claims, cp.Blockers, cp.Risks, cp.Sessions = stripAll(s.Claims), stripAll(s.Blockers), stripAll(s.Risks), stripAll(s.Sessions)
-	cp.Handoffs = make(map[string]*Handoff, len(s.Handoffs))
-	for k, h := range s.Handoffs {
-		hh := *h
-		hh.Fact = strip(h.Fact)
-		cp.Handoffs[k] = &hh
+	if s.handoffs != nil {
+		cp.handoffs = make(map[string]*Handoff, len(s.handoffs))
+		for k, h := range s.handoffs {
+			hh := *h
+			hh.Fact = strip(h.Fact)
+			cp.handoffs[k] = &hh
+		}
 	}
 	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
 	for k, a := range s.Artifacts {

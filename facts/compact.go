@@ -55,7 +55,7 @@ func (s *State) CompactRoom(me Owner, scopes []string, budget int, now time.Time
 		}
 	}
 	for _, h := range s.Inbox([]string{me.Tool}, now) {
-		if h.Stale && s.Handoffs[h.Fact.ID] != nil && s.Handoffs[h.Fact.ID].Expired != "" {
+		if h.Stale && s.Handoffs()[h.Fact.ID] != nil && s.Handoffs()[h.Fact.ID].Expired != "" {
 			c.Handoffs = append(c.Handoffs, HandoffView{Fact: h.Fact, State: h.State, Stale: true, Age: h.Age, Expired: true})
 		}
 	}

@@ -111,8 +111,8 @@ func (s *State) handoffView(h *Handoff, now time.Time) HandoffView {
 }
 
 func (s *State) sortedHandoffs() []*Handoff {
-	out := make([]*Handoff, 0, len(s.Handoffs))
-	for _, h := range s.Handoffs {
+	out := make([]*Handoff, 0, len(s.Handoffs()))
+	for _, h := range s.Handoffs() {
 		out = append(out, h)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Fact.Key().Less(out[j].Fact.Key()) })

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"errors"
+	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -65,15 +66,35 @@ type State struct {
 	ByKind    map[string]int `json:"by_kind"`
 	Bad       int            `json:"bad,omitempty"`
 
-	Peers      map[string]*Peer     `json:"peers"`
-	Claims     map[string]*Fact     `json:"claims"`
-	Handoffs   map[string]*Handoff  `json:"handoffs"`
-	Blockers   map[string]*Fact     `json:"blockers"`
-	Risks      map[string]*Fact     `json:"risks"`
-	Sessions   map[string]*Fact     `json:"sessions"`
-	Artifacts  map[string]*Artifact `json:"artifacts"`
-	Retraction map[string]string    `json:"retraction"` // retracted id -> retract id
-	Contest    map[string]string    `json:"contest"`    // contested claim id -> risk id
+	Peers  map[string]*Peer `json:"peers"`
+	Claims map[string]*Fact `json:"claims"`
+	// handoffs are the unresolved handoffs by id (see Handoffs);
+	// handoffsGob is their encoding from the cache, not decoded yet.
+	handoffs    map[string]*Handoff
+	handoffsGob []byte
+	Blockers    map[string]*Fact     `json:"blockers"`
+	Risks       map[string]*Fact     `json:"risks"`
+	Sessions    map[string]*Fact     `json:"sessions"`
+	Artifacts   map[string]*Artifact `json:"artifacts"`
+	Retraction  map[string]string    `json:"retraction"` // retracted id -> retract id
+	Contest     map[string]string    `json:"contest"`    // contested claim id -> risk id
+}
+
+// Handoffs returns the unresolved handoffs by id; the caller may change
+// the map only inside this package. A projection loaded from the cache
+// decodes them on first use, so an append or a write check, which never
+// looks at them, does not pay for a room with many waiting handoffs.
+func (s *State) Handoffs() map[string]*Handoff {
+	if s.handoffs == nil {
+		m, err := decodeHandoffs(s.handoffsGob)
+		if err != nil {
+			// The bytes passed the cache file's own decoding and were
+			// written by this version: only a damaged file gets here.
+			panic(fmt.Sprintf("facts: the cached handoffs do not decode (delete the rally/cache directory): %v", err))
+		}
+		s.handoffs, s.handoffsGob = m, nil
+	}
+	return s.handoffs
 }
 
 // NewState returns the projection of an empty ledger.
@@ -93,8 +114,8 @@ func (s *State) init() {
 	if s.Claims == nil {
 		s.Claims = map[string]*Fact{}
 	}
-	if s.Handoffs == nil {
-		s.Handoffs = map[string]*Handoff{}
+	if s.handoffs == nil && s.handoffsGob == nil {
+		s.handoffs = map[string]*Handoff{}
 	}
 	if s.Blockers == nil {
 		s.Blockers = map[string]*Fact{}
@@ -279,11 +300,11 @@ func (s *State) retract(r *Fact) error {
 			return errRebuild // the claim it superseded comes back
 		}
 		delete(s.Claims, id)
-	case s.Handoffs[id] != nil:
-		if !author(s.Handoffs[id].Fact) {
+	case s.Handoffs()[id] != nil:
+		if !author(s.Handoffs()[id].Fact) {
 			return nil
 		}
-		delete(s.Handoffs, id)
+		delete(s.Handoffs(), id)
 	case s.Blockers[id] != nil:
 		if !author(s.Blockers[id]) {
 			return nil
@@ -316,7 +337,7 @@ func (s *State) retract(r *Fact) error {
 }
 
 func (s *State) answeredBy(id string) *Handoff {
-	for _, h := range s.Handoffs {
+	for _, h := range s.Handoffs() {
 		if _, ok := h.Answers[id]; ok {
 			return h
 		}
@@ -353,7 +374,7 @@ func (s *State) apply(f *Fact) {
 			}
 		}
 	case KindHandoff:
-		s.Handoffs[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
+		s.Handoffs()[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
 	case KindReceipt, KindResolve, KindArtifact:
 		s.answer(f)
 	case KindBlocker:
@@ -361,7 +382,7 @@ func (s *State) apply(f *Fact) {
 	case KindRisk:
 		s.Risks[f.ID] = f
 		if strings.HasPrefix(f.Subject, "no-response:") {
-			if h := s.Handoffs[f.Ref]; h != nil && h.Overdue == "" {
+			if h := s.Handoffs()[f.Ref]; h != nil && h.Overdue == "" {
 				h.Overdue = f.ID
 			}
 		}
@@ -382,7 +403,7 @@ func (s *State) answer(f *Fact) {
 	if f.Ref == "" {
 		return
 	}
-	if h := s.Handoffs[f.Ref]; h != nil {
+	if h := s.Handoffs()[f.Ref]; h != nil {
 		switch {
 		case f.Tool == h.Fact.Target:
 			h.Answers[f.ID] = f.Kind
@@ -390,7 +411,7 @@ func (s *State) answer(f *Fact) {
 				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
 			}
 			if h.State() == "resolved" {
-				delete(s.Handoffs, f.Ref)
+				delete(s.Handoffs(), f.Ref)
 			}
 		case f.Tool == SystemTool && f.Kind == KindResolve && f.Status == "expired":
 			h.Expired = f.ID

@@ -1,0 +1,51 @@
+package facts
+
+import (
+	"fmt"
+	"testing"
+	"time"
+)
+
+// A claim appended by a fresh process leaves the cached handoffs encoded
+// (it never looks at them), and the next process still finds every one of
+// them, with a later answer applied.
+func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
+	now := t0
+	_, cs := network(t, 1, &now)
+	c := cs[0]
+	var hs []*Fact
+	for i := 0; i < 5; i++ {
+		fs, err := c.ledger(t).Append(Simple(&Fact{Kind: KindHandoff, Tool: "a", Target: "b", Subject: fmt.Sprintf("h%d", i)}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		hs = append(hs, fs[0])
+		now = now.Add(time.Second)
+	}
+
+	l := c.ledger(t)
+	if _, err := l.Append(Claim(ClaimRequest{Owner: Owner{Tool: "a"}, Scopes: []string{"file:x.go"}})); err != nil {
+		t.Fatal(err)
+	}
+	if l.last == nil || l.last.handoffs != nil || len(l.last.handoffsGob) == 0 {
+		t.Fatalf("the claim decoded the cached handoffs (last %v)", l.last != nil)
+	}
+
+	now = now.Add(time.Second)
+	if _, err := c.ledger(t).Append(Answer(&Fact{Kind: KindResolve, Tool: "b", Ref: hs[2].ID}, hs[2])); err != nil {
+		t.Fatal(err)
+	}
+	st := c.state(t)
+	got := st.Handoffs()
+	if len(got) != 4 || got[hs[2].ID] != nil {
+		t.Fatalf("after the resolve: %d handoffs (resolved one present: %v), want 4", len(got), got[hs[2].ID] != nil)
+	}
+	for i, h := range hs {
+		if i != 2 && (got[h.ID] == nil || got[h.ID].Fact.Subject != h.Subject) {
+			t.Errorf("handoff %s (%s) lost", h.ID, h.Subject)
+		}
+	}
+	if len(st.Claims) != 1 {
+		t.Errorf("%d claims, want 1", len(st.Claims))
+	}
+}
