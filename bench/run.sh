@@ -23,6 +23,9 @@
 #   claim <= 0.7x floor; room <= 10x rev-parse and < 30 ms at 100k;
 #   claim at 100k <= 1.2x claim at 1k.
 #
+# Every round runs every case on every repository in turn, so drift over the
+# run falls on all of them alike.
+#
 # Usage: bench/run.sh            (about 4-8 minutes on 2 cores)
 #        RUNS=61 SIZES="1000 10000" bench/run.sh
 # Everything lives under one temporary directory, removed on exit
@@ -137,16 +140,21 @@ echo
 sync
 
 results=$work/results.txt
+# One measure call for every scenario and size: each round runs every case
+# on every repository in turn, so the machine's drift over the minutes of
+# the run (write-back of what building wrote, a neighbour's load) falls on
+# all of them alike instead of on whichever block ran first.
+targets=()
 for sc in plain tidy bighist gc; do
 	for n in $SIZES; do
 		l=$(label "$n")
-		reset=
-		[ "$sc" = gc ] && reset=-reset-packed
-		echo "## $sc, $l facts$([ "$sc" = gc ] && echo ' (each append starts from the packed head)')"
-		rallybench measure -dir "$work/$sc-$l" -bin "$bin/git-rally" -scenario "$sc" -size "$l" -runs "$RUNS" -out "$results" $reset
-		echo
+		t="$sc:$l:$work/$sc-$l"
+		[ "$sc" = gc ] && t="$t:reset-packed"
+		targets+=(-target "$t")
 	done
 done
+rallybench measure -bin "$bin/git-rally" -runs "$RUNS" -out "$results" "${targets[@]}"
+echo
 
 echo "## Summary (medians, ms)"
 rallybench report -in "$results"

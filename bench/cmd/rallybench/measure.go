@@ -41,28 +41,82 @@ type measurer struct {
 	savedState  []byte    // with -reset-packed: state.gob at packedHead
 	floorTip    refs.Hash // the floor's own chain; zero: start at the ledger head
 	round       int
+	samples     map[string][]time.Duration
+	firstClaim  time.Duration
 }
 
 func runMeasure(args []string) error {
 	fl := flag.NewFlagSet("measure", flag.ExitOnError)
-	m := &measurer{}
-	fl.StringVar(&m.dir, "dir", "", "repository")
-	fl.StringVar(&m.bin, "bin", "", "the git-rally binary (also on PATH for `git rally`)")
-	fl.StringVar(&m.scenario, "scenario", "plain", "scenario label")
-	fl.StringVar(&m.size, "size", "", "size label (1k, 10k, 100k)")
-	fl.BoolVar(&m.reset, "reset-packed", false, "before every append, move the ledger back to its (packed) head and restore the cache, so each run starts from a packed head")
+	var ms []*measurer
+	bin := fl.String("bin", "", "the git-rally binary (also on PATH for `git rally`)")
+	fl.Func("target", "scenario:size:repository[:reset-packed], repeated; every round runs every case on every target in turn\n(reset-packed: before every append, move the ledger back to its packed head and restore the cache)", func(v string) error {
+		parts := strings.Split(v, ":")
+		if len(parts) < 3 || len(parts) > 4 || (len(parts) == 4 && parts[3] != "reset-packed") {
+			return fmt.Errorf("want scenario:size:dir[:reset-packed], got %q", v)
+		}
+		ms = append(ms, &measurer{scenario: parts[0], size: parts[1], dir: parts[2], reset: len(parts) == 4})
+		return nil
+	})
 	runs := fl.Int("runs", 41, "rounds")
 	out := fl.String("out", "", "append medians to this file")
 	fl.Parse(args)
-	if m.dir == "" || m.bin == "" || *out == "" {
-		return fmt.Errorf("measure needs -dir, -bin and -out")
+	if len(ms) == 0 || *bin == "" || *out == "" {
+		return fmt.Errorf("measure needs -target, -bin and -out")
 	}
-	m.common = filepath.Join(m.dir, ".git")
+	for _, m := range ms {
+		if err := m.prepare(*bin); err != nil {
+			return fmt.Errorf("%s/%s: %w", m.scenario, m.size, err)
+		}
+	}
+	// Round-robin over targets as well as cases: the machine's state
+	// drifts (the kernel writing back what building the ledgers wrote, a
+	// neighbour's load), and a target measured in a block of its own would
+	// carry the drift of its minutes into the ratios between targets.
+	for round := 0; round < *runs; round++ {
+		for _, m := range ms {
+			m.round = round
+			for _, c := range caseOrder {
+				d, err := m.run(c)
+				if err != nil {
+					return fmt.Errorf("%s/%s %s, round %d: %w", m.scenario, m.size, c, round, err)
+				}
+				if c == "claim" && round == 0 {
+					m.firstClaim = d
+				}
+				m.samples[c] = append(m.samples[c], d)
+			}
+		}
+	}
+	f, err := os.OpenFile(*out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	load, _ := os.ReadFile("/proc/loadavg")
+	for _, m := range ms {
+		fmt.Printf("## %s, %s facts%s\n", m.scenario, m.size, map[bool]string{true: " (each append starts from the packed head)"}[m.reset])
+		fmt.Printf("  %-62s %8s %8s %8s   (%d runs)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
+		for _, c := range caseOrder {
+			s := m.samples[c]
+			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+			med := s[len(s)/2]
+			fmt.Printf("  %-62s %8s %8s %8s\n", caseNames[c], msStr(med), msStr(s[len(s)/10]), msStr(s[len(s)*9/10]))
+			fmt.Fprintf(f, "%s %s %s %.4f\n", m.scenario, m.size, c, float64(med)/float64(time.Millisecond))
+		}
+		fmt.Printf("  first claim: %s\n\n", msStr(m.firstClaim))
+	}
+	fmt.Printf("load average after: %s\n", strings.TrimSpace(string(load)))
+	return nil
+}
+
+// prepare warms the target up (the cache at the head, the binary in the
+// page cache) and, with reset, remembers the packed head and its cache.
+func (m *measurer) prepare(bin string) error {
+	m.bin, m.common, m.samples = bin, filepath.Join(m.dir, ".git"), map[string][]time.Duration{}
 	head, err := m.head()
 	if err != nil {
 		return err
 	}
-	// Warm up: the cache is at the head, the page cache holds the binary.
 	for i := 0; i < 3; i++ {
 		if _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); err != nil {
 			return fmt.Errorf("warm-up room: %w", err)
@@ -75,39 +129,12 @@ func runMeasure(args []string) error {
 		}
 	}
 	refs.Git(m.dir, nil, "update-ref", "-d", floorRef)
-	samples := map[string][]time.Duration{}
-	firstClaim := time.Duration(0)
-	for m.round = 0; m.round < *runs; m.round++ {
-		for _, c := range caseOrder {
-			d, err := m.run(c)
-			if err != nil {
-				return fmt.Errorf("%s/%s %s, round %d: %w", m.scenario, m.size, c, m.round, err)
-			}
-			if c == "claim" && m.round == 0 {
-				firstClaim = d
-			}
-			samples[c] = append(samples[c], d)
-		}
-	}
-	f, err := os.OpenFile(*out, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	load, _ := os.ReadFile("/proc/loadavg")
-	fmt.Printf("  %-62s %8s %8s %8s   (%d runs)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
-	for _, c := range caseOrder {
-		s := samples[c]
-		sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-		med := s[len(s)/2]
-		fmt.Printf("  %-62s %8s %8s %8s\n", caseNames[c], ms(med), ms(s[len(s)/10]), ms(s[len(s)*9/10]))
-		fmt.Fprintf(f, "%s %s %s %.4f\n", m.scenario, m.size, c, float64(med)/float64(time.Millisecond))
-	}
-	fmt.Printf("  first claim of the block: %s; load average after: %s\n", ms(firstClaim), strings.TrimSpace(string(load)))
 	return nil
 }
 
-func ms(d time.Duration) string { return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond)) }
+func msStr(d time.Duration) string {
+	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
+}
 
 func (m *measurer) head() (refs.Hash, error) {
 	out, err := refs.Git(m.dir, nil, "rev-parse", "--verify", facts.LedgerRef)

@@ -74,6 +74,6 @@ func runProfile(args []string) error {
 		}
 	}
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	fmt.Printf("%d ops, median %s, p10 %s, p90 %s\n", *n, ms(ds[len(ds)/2]), ms(ds[len(ds)/10]), ms(ds[len(ds)*9/10]))
+	fmt.Printf("%d ops, median %s, p10 %s, p90 %s\n", *n, msStr(ds[len(ds)/2]), msStr(ds[len(ds)/10]), msStr(ds[len(ds)*9/10]))
 	return nil
 }
