@@ -1,13 +1,19 @@
 package refs
 
 import (
+	"bufio"
 	"bytes"
+	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -84,25 +90,95 @@ func Open(commonDir string) (*Store, error) {
 // Close releases pack file descriptors.
 func (st *Store) Close() error { return st.s.Close() }
 
+// put writes one loose object the way git itself does: a temporary file
+// in the object's own fan-out directory, created read-only, renamed into
+// place, zlib at git's core.looseCompression default (best speed). go-git's
+// writer stages every object in objects/pack, renames it across directories,
+// chmods it afterwards and compresses at the default level, whose 600 KB of
+// hash tables are allocated and cleared for each object: 1.0-1.3 ms for an
+// append's seven objects in a fresh process, against 0.4-0.6 ms at best speed.
 func (st *Store) put(t plumbing.ObjectType, data []byte) (Hash, error) {
-	obj := st.s.NewEncodedObject()
-	obj.SetType(t)
-	obj.SetSize(int64(len(data)))
-	w, err := obj.Writer()
-	if err != nil {
-		return ZeroHash, err
+	h := plumbing.ComputeHash(t, data)
+	hex := h.String()
+	dir := filepath.Join(st.CommonDir, "objects", hex[:2])
+	final := filepath.Join(dir, hex[2:])
+	if _, err := os.Lstat(final); err == nil {
+		return Hash(h), nil // content-addressed: already there
 	}
-	if _, err := w.Write(data); err != nil {
-		return ZeroHash, err
-	}
-	if err := w.Close(); err != nil {
-		return ZeroHash, err
-	}
-	h, err := st.s.SetEncodedObject(obj)
+	f, err := createTemp(dir, "tmp_obj_")
 	if err != nil {
 		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
 	}
+	werr := writeLoose(f, t, data)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), final)
+	}
+	if werr != nil {
+		os.Remove(f.Name())
+		return ZeroHash, fmt.Errorf("writing %s object: %w", t, werr)
+	}
 	return Hash(h), nil
+}
+
+var zlibWriters = sync.Pool{New: func() any {
+	w, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return w
+}}
+
+// writeLoose writes a loose object's bytes: the zlib stream of
+// "<type> <size>\x00<content>" (gitformat-loose).
+func writeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
+	bw := bufio.NewWriterSize(f, 16<<10)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(bw)
+	if _, err := zw.Write(append(append(t.Bytes(), ' '), strconv.Itoa(len(data))+"\x00"...)); err != nil {
+		return err
+	}
+	if _, err := zw.Write(data); err != nil {
+		return err
+	}
+	if err := zw.Close(); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// createTemp creates a new read-only file in dir (made when missing), as
+// git creates its temporary object files.
+func createTemp(dir, prefix string) (*os.File, error) {
+	for i := 0; ; i++ {
+		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o444)
+		switch {
+		case err == nil:
+			return f, nil
+		case os.IsNotExist(err) && i == 0:
+			if err := os.MkdirAll(dir, 0o777); err != nil {
+				return nil, err
+			}
+		case os.IsExist(err) && i < 100:
+		default:
+			return nil, err
+		}
+	}
+}
+
+// putObject writes an object go-git encoded.
+func (st *Store) putObject(obj plumbing.EncodedObject) (Hash, error) {
+	r, err := obj.Reader()
+	if err != nil {
+		return ZeroHash, err
+	}
+	defer r.Close()
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return ZeroHash, err
+	}
+	return st.put(obj.Type(), data)
 }
 
 // WriteBlob stores data as a blob.
@@ -165,11 +241,7 @@ func (st *Store) WriteTree(entries []Entry) (Hash, error) {
 	if err := t.Encode(obj); err != nil {
 		return ZeroHash, fmt.Errorf("encoding tree: %w", err)
 	}
-	h, err := st.s.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("writing tree: %w", err)
-	}
-	return Hash(h), nil
+	return st.putObject(obj)
 }
 
 // ReadTree returns a tree's entries in git order.
@@ -209,11 +281,7 @@ func (st *Store) WriteCommit(c Commit) (Hash, error) {
 	if err := gc.Encode(obj); err != nil {
 		return ZeroHash, fmt.Errorf("encoding commit: %w", err)
 	}
-	h, err := st.s.SetEncodedObject(obj)
-	if err != nil {
-		return ZeroHash, fmt.Errorf("writing commit: %w", err)
-	}
-	return Hash(h), nil
+	return st.putObject(obj)
 }
 
 // ReadCommit returns a commit's tree, parents and message.
