@@ -134,7 +134,8 @@ session bound to the current rally worktree. $RALLY_NOW (RFC 3339) sets the
 current time.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{msg: err.Error(), hint: "git rally " + c.Name() + " --help"}
+		// "git rally worktree add --help"; the root's own name is git-rally.
+		return &usageError{msg: err.Error(), hint: "git rally" + strings.TrimPrefix(c.CommandPath(), c.Root().Name()) + " --help"}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
 	root.CompletionOptions.DisableDefaultCmd = true
