@@ -2,7 +2,9 @@ package facts
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/gob"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -18,9 +20,11 @@ import (
 //	state.gob         the projection at one ledger head, the trees along
 //	                   the newest append path (so an append or a diff reads
 //	                   no packed object), and the mirror's length
+//	handoffs-<h>.gob   the projection's handoffs, named by content: rewritten
+//	                   only when they change, decoded only when looked at
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 5
+const cacheVersion = 6
 
 // maxTrees bounds the trees kept in state.gob.
 const maxTrees = 10
@@ -38,9 +42,10 @@ type cacheFile struct {
 	Gen       int                 `json:"gen"`
 	MirrorLen int64               `json:"mirror_len"`
 	Trees     map[string][]string `json:"trees"`
-	// Handoffs is the state's handoffs, encoded on their own so that a
-	// command that never looks at them does not decode them (State.Handoffs).
-	Handoffs []byte `json:"handoffs"`
+	// HandoffsFile names the file with the state's handoffs ("": none).
+	// A room's waiting handoffs can be most of the projection; an append
+	// that does not touch them neither decodes nor rewrites them.
+	HandoffsFile string `json:"handoffs_file"`
 }
 
 func newCache(commonDir string) *cache {
@@ -66,6 +71,16 @@ func (c *cache) load() *State {
 	if !ok {
 		return nil
 	}
+	hb := []byte{}
+	if cf.HandoffsFile != "" {
+		// Read now, decoded later: a writer may remove the file once two
+		// newer ones exist.
+		if hb, err = os.ReadFile(filepath.Join(c.dir, cf.HandoffsFile)); err != nil {
+			return nil
+		}
+	}
+	cf.State.handoffs, cf.State.handoffsGob, cf.State.handoffsFile = nil, hb, cf.HandoffsFile
+	cf.State.init()
 	for k, es := range cf.Trees {
 		h, err := refs.ParseHash(k)
 		if err != nil {
@@ -87,34 +102,65 @@ func (c *cache) load() *State {
 	return cf.State
 }
 
-// decodeCacheFile reads state.gob. The state's handoffs stay encoded until
-// State.Handoffs is called.
+// decodeCacheFile decodes state.gob; the state's handoffs are not in it.
 func decodeCacheFile(b []byte) (*cacheFile, bool) {
 	var cf cacheFile
 	if gob.NewDecoder(bytes.NewReader(b)).Decode(&cf) != nil || cf.Version != cacheVersion || cf.State == nil {
 		return nil, false
 	}
-	cf.State.handoffs, cf.State.handoffsGob = nil, cf.Handoffs
-	if cf.State.handoffsGob == nil {
-		cf.State.handoffsGob = []byte{} // none: encoded as nothing
-	}
-	cf.State.init()
 	return &cf, true
 }
 
-// encodeCacheFile writes state.gob: cf with st, its facts' lines left out.
+// encodeCacheFile encodes state.gob: cf with st (see State.withoutRaw).
 func encodeCacheFile(cf cacheFile, st *State) ([]byte, error) {
-	cf.State = st.withoutRaw()
-	hb, err := encodeHandoffs(cf.State)
-	if err != nil {
-		return nil, err
-	}
-	cf.Handoffs = hb
+	cf.State = st
 	var enc bytes.Buffer
 	if err := gob.NewEncoder(&enc).Encode(&cf); err != nil {
 		return nil, err
 	}
 	return enc.Bytes(), nil
+}
+
+// saveHandoffs writes st's handoffs into a file named by their content and
+// returns its name ("": no handoffs). Handoffs nobody decoded since they
+// were loaded are the file they came from: nothing is written. A new file
+// never replaces one in place, and files older than the one the previous
+// state named are removed.
+func (c *cache) saveHandoffs(st *State) (string, error) {
+	if st.handoffs == nil && st.handoffsFile != "" {
+		return st.handoffsFile, nil
+	}
+	hb, err := encodeHandoffs(st)
+	if err != nil || len(hb) == 0 {
+		return "", err
+	}
+	sum := sha256.Sum256(hb)
+	name := "handoffs-" + hex.EncodeToString(sum[:10]) + ".gob"
+	p := filepath.Join(c.dir, name)
+	if _, err := os.Stat(p); err == nil {
+		return name, nil
+	}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if err := os.WriteFile(tmp, hb, 0o666); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", err
+	}
+	prev := ""
+	if c.saved != nil {
+		prev = c.saved.HandoffsFile
+	}
+	if ents, err := os.ReadDir(c.dir); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if strings.HasPrefix(n, "handoffs-") && strings.HasSuffix(n, ".gob") && n != name && n != prev {
+				os.Remove(filepath.Join(c.dir, n))
+			}
+		}
+	}
+	return name, nil
 }
 
 func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
@@ -264,7 +310,13 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		}
 		cf.Trees[h.String()] = enc
 	}
-	b, err := encodeCacheFile(cf, st)
+	stripped := st.withoutRaw()
+	hf, err := c.saveHandoffs(stripped)
+	if err != nil {
+		return
+	}
+	cf.HandoffsFile = hf
+	b, err := encodeCacheFile(cf, stripped)
 	if err != nil {
 		return
 	}
@@ -279,11 +331,14 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	c.saved = &cf
 }
 
-// encodeHandoffs returns the encoding of st's handoffs for the cache file:
-// the bytes it was loaded with when nothing decoded them since.
+// encodeHandoffs returns the encoding of st's handoffs: the bytes it was
+// loaded with when nothing decoded them since; none for none.
 func encodeHandoffs(st *State) ([]byte, error) {
 	if st.handoffs == nil {
 		return st.handoffsGob, nil
+	}
+	if len(st.handoffs) == 0 {
+		return nil, nil
 	}
 	var b bytes.Buffer
 	if err := gob.NewEncoder(&b).Encode(st.handoffs); err != nil {

@@ -2,6 +2,8 @@ package facts
 
 import (
 	"fmt"
+	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 )
@@ -23,12 +25,20 @@ func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
 		now = now.Add(time.Second)
 	}
 
+	before := handoffFiles(t, c)
+	if len(before) != 2 {
+		t.Fatalf("handoffs files after five handoffs: %v, want the newest two", before)
+	}
 	l := c.ledger(t)
 	if _, err := l.Append(Claim(ClaimRequest{Owner: Owner{Tool: "a"}, Scopes: []string{"file:x.go"}})); err != nil {
 		t.Fatal(err)
 	}
 	if l.last == nil || l.last.handoffs != nil || len(l.last.handoffsGob) == 0 {
 		t.Fatalf("the claim decoded the cached handoffs (last %v)", l.last != nil)
+	}
+
+	if got := handoffFiles(t, c); !reflect.DeepEqual(got, before) {
+		t.Errorf("the claim changed the handoffs files: %v -> %v", before, got)
 	}
 
 	now = now.Add(time.Second)
@@ -48,4 +58,18 @@ func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
 	if len(st.Claims) != 1 {
 		t.Errorf("%d claims, want 1", len(st.Claims))
 	}
+	// Each handoff and the resolve wrote a new file; only the newest two
+	// are kept (a reader may hold the previous state.gob).
+	if after := handoffFiles(t, c); len(after) != 2 || reflect.DeepEqual(after, before) {
+		t.Errorf("handoffs files after the resolve: %v (before %v), want the newest two", after, before)
+	}
+}
+
+func handoffFiles(t *testing.T, c *clone) []string {
+	t.Helper()
+	ms, err := filepath.Glob(filepath.Join(c.common(), "rally", "cache", "handoffs-*.gob"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
 }

@@ -69,15 +69,17 @@ type State struct {
 	Peers  map[string]*Peer `json:"peers"`
 	Claims map[string]*Fact `json:"claims"`
 	// handoffs are the unresolved handoffs by id (see Handoffs);
-	// handoffsGob is their encoding from the cache, not decoded yet.
-	handoffs    map[string]*Handoff
-	handoffsGob []byte
-	Blockers    map[string]*Fact     `json:"blockers"`
-	Risks       map[string]*Fact     `json:"risks"`
-	Sessions    map[string]*Fact     `json:"sessions"`
-	Artifacts   map[string]*Artifact `json:"artifacts"`
-	Retraction  map[string]string    `json:"retraction"` // retracted id -> retract id
-	Contest     map[string]string    `json:"contest"`    // contested claim id -> risk id
+	// handoffsGob is their encoding from the cache file handoffsFile,
+	// not decoded yet.
+	handoffs     map[string]*Handoff
+	handoffsGob  []byte
+	handoffsFile string
+	Blockers     map[string]*Fact     `json:"blockers"`
+	Risks        map[string]*Fact     `json:"risks"`
+	Sessions     map[string]*Fact     `json:"sessions"`
+	Artifacts    map[string]*Artifact `json:"artifacts"`
+	Retraction   map[string]string    `json:"retraction"` // retracted id -> retract id
+	Contest      map[string]string    `json:"contest"`    // contested claim id -> risk id
 }
 
 // Handoffs returns the unresolved handoffs by id; the caller may change
@@ -92,7 +94,7 @@ func (s *State) Handoffs() map[string]*Handoff {
 			// written by this version: only a damaged file gets here.
 			panic(fmt.Sprintf("facts: the cached handoffs do not decode (delete the rally/cache directory): %v", err))
 		}
-		s.handoffs, s.handoffsGob = m, nil
+		s.handoffs, s.handoffsGob, s.handoffsFile = m, nil, ""
 	}
 	return s.handoffs
 }
