@@ -26,8 +26,13 @@ import (
 //	                   within a generation; a rebuild starts a new one
 const cacheVersion = 6
 
-// maxTrees bounds the trees kept in state.gob.
-const maxTrees = 10
+// maxTrees bounds the trees kept in state.gob, maxTreeEntries the size
+// of one (a day of thousands of facts, or a segment written by a large
+// merge, is read again instead).
+const (
+	maxTrees       = 10
+	maxTreeEntries = 512
+)
 
 type cache struct {
 	dir   string
@@ -301,7 +306,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	}
 	for _, h := range c.order[start:] {
 		es := c.trees[h]
-		if len(es) > 2*segMax {
+		if len(es) > maxTreeEntries {
 			continue
 		}
 		enc := make([]string, len(es))

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -72,4 +73,28 @@ func handoffFiles(t *testing.T, c *clone) []string {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// An append goes into the day's newest segment until it holds segMax facts.
+func TestSegmentRollsOver(t *testing.T) {
+	now := t0
+	_, cs := network(t, 1, &now)
+	c := cs[0]
+	l := c.ledger(t)
+	for i := 0; i < segMax+6; i++ {
+		if _, err := l.Append(Simple(&Fact{Kind: KindNote, Tool: "a", Subject: fmt.Sprintf("n%d", i)})); err != nil {
+			t.Fatal(err)
+		}
+	}
+	day := "refs/rally/ledger:" + strings.Join(LayoutDirs(now), "/")
+	got := git(t, c.dir, "ls-tree", "--name-only", day)
+	if got != "0000\n0001" && got != "0000\n0001\n" {
+		t.Fatalf("segments of the day: %q, want 0000 and 0001", got)
+	}
+	for seg, want := range map[string]int{"0000": segMax, "0001": 6} {
+		out := git(t, c.dir, "ls-tree", "--name-only", day+"/"+seg)
+		if n := len(strings.Fields(out)); n != want {
+			t.Errorf("segment %s holds %d facts, want %d", seg, n, want)
+		}
+	}
 }
