@@ -35,6 +35,10 @@ set -euo pipefail
 RUNS=${RUNS:-41}
 SIZES=${SIZES:-"1000 10000 100000"}
 HIST_COMMITS=${HIST_COMMITS:-25000}
+# Every ledger ends with its head segment half full (128 of 256 facts): an
+# append rewrites that segment's tree, so its cost follows the fill, and the
+# gc scenario appends to one fixed head again and again.
+HEAD_FILL=${HEAD_FILL:-128}
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-bench.XXXXXX")
@@ -89,7 +93,7 @@ for n in $SIZES; do
 	git init -q "$d"
 	(cd "$d" && git rally init >/dev/null)
 	t=$(now_ms)
-	echo "- $l: $(rallybench build -dir "$d" -facts "$n" -seed "$n")"
+	echo "- $l: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -head-fill "$HEAD_FILL")"
 	echo "  build $(secs_since "$t"); $(objects "$d"), .git $(du -sh "$d/.git" | cut -f1)"
 done
 echo "Tidy variants (scenario \"tidy\", plain repositories): the same room, but every handoff is"
@@ -100,7 +104,7 @@ for n in $SIZES; do
 	git init -q "$d"
 	(cd "$d" && git rally init >/dev/null)
 	t=$(now_ms)
-	echo "- $l tidy: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -tidy)"
+	echo "- $l tidy: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -tidy -head-fill "$HEAD_FILL")"
 	echo "  build $(secs_since "$t"); $(objects "$d")"
 done
 echo

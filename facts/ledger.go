@@ -24,15 +24,14 @@ const LedgerRef = "refs/rally/ledger"
 // small (months, days, segments of a day), so an append writes a blob,
 // five small trees and a commit whatever the ledger's size, and the
 // newest segment is always the one an append touches. The segment tree is
-// the largest an append rewrites (about 51 bytes a fact): 64 keeps it near
-// 3 KB, where 256 made an append's cost swing with the segment's fill
-// (13 KB full, under 1 KB fresh). Ledgers written with larger segments
-// read the same; their next append starts a new one.
+// the largest an append rewrites (about 51 bytes a fact, so 13 KB full);
+// segments of 64 made it 3 KB but a day's tree 4x longer, and a sync of
+// 10,000 facts 2.3 s instead of 1.8 s (more trees to read on fetch).
 const (
 	FormatFile    = "format"
 	FormatContent = "git-rally ledger 1\n"
 	factsDir      = "facts"
-	segMax        = 64
+	segMax        = 256
 )
 
 // LayoutDirs are the directories, from the root, of the segments an

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-rally/git-rally/bench/ledgergen"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
 )
 
 // runBuild appends a generated room's facts to the ledger of the
@@ -26,6 +27,7 @@ func runBuild(args []string) error {
 	tidy := fl.Bool("tidy", false, "a tidy room: every handoff resolved, no new sessions (the projection does not grow)")
 	loose := fl.Bool("loose", false, "leave every object loose (rally packs them in the background past 4096 loose objects)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the build here")
+	fill := fl.Int("head-fill", -1, "then append notes until the segment an append made now goes into holds this many facts (-1: leave it)")
 	fl.Parse(args)
 	if *dir == "" {
 		return fmt.Errorf("build needs -dir")
@@ -48,8 +50,79 @@ func runBuild(args []string) error {
 	if err != nil {
 		return err
 	}
+	if *fill >= 0 {
+		added, err := fillHeadSegment(l, *fill)
+		if err != nil {
+			return err
+		}
+		fmt.Printf("%s; then %d notes to fill the head segment to %d facts\n", st, added, *fill)
+		return nil
+	}
 	fmt.Println(st)
 	return nil
+}
+
+// fillHeadSegment appends notes, one per commit, until the segment the
+// next append at now writes into holds want facts. An append rewrites that
+// segment's tree (up to 256 entries, 13 KB), so its cost follows the
+// segment's fill; a scenario that appends again and again to one fixed
+// head (gc) would otherwise compare fill levels, not ledger sizes.
+func fillHeadSegment(l *facts.Ledger, want int) (int, error) {
+	for added := 0; ; added++ {
+		n, err := headSegmentFill(l, time.Now())
+		if err != nil {
+			return added, err
+		}
+		if n == want {
+			return added, nil
+		}
+		if added > 1000 {
+			return added, fmt.Errorf("the head segment holds %d facts after %d notes, want %d", n, added, want)
+		}
+		if _, err := l.Append(facts.Simple(&facts.Fact{Kind: facts.KindNote, Tool: "bench:fill", Subject: "fill"})); err != nil {
+			return added, err
+		}
+	}
+}
+
+// headSegmentFill counts the facts in the newest segment of now's day.
+func headSegmentFill(l *facts.Ledger, now time.Time) (int, error) {
+	head, err := l.Head()
+	if err != nil || head.IsZero() {
+		return 0, err
+	}
+	c, err := l.Store.ReadCommit(head)
+	if err != nil {
+		return 0, err
+	}
+	tree := c.Tree
+	for _, d := range facts.LayoutDirs(now) {
+		es, err := l.Store.ReadTree(tree)
+		if err != nil {
+			return 0, err
+		}
+		tree = refs.ZeroHash
+		for _, e := range es {
+			if e.Dir && e.Name == d {
+				tree = e.Hash
+			}
+		}
+		if tree.IsZero() {
+			return 0, nil
+		}
+	}
+	es, err := l.Store.ReadTree(tree) // the day: segments 0000, 0001, ...
+	if err != nil || len(es) == 0 {
+		return 0, err
+	}
+	newest := es[0]
+	for _, e := range es {
+		if e.Name > newest.Name {
+			newest = e
+		}
+	}
+	seg, err := l.Store.ReadTree(newest.Hash)
+	return len(seg), err
 }
 
 // runHistory writes a git fast-import stream: one branch of -commits

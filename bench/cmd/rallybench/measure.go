@@ -146,7 +146,9 @@ func (m *measurer) head() (refs.Hash, error) {
 
 // resetLedger puts the ledger and the cache back to the packed head (not
 // timed), so the next append reads a packed head commit as the first
-// append after `git gc` does.
+// append after `git gc` does. It runs right after a timed append, and it
+// fsyncs the cache file it rewrote, so that the next timed append's own
+// fsync does not write it back as well.
 func (m *measurer) resetLedger() error {
 	if !m.reset {
 		return nil
@@ -154,7 +156,19 @@ func (m *measurer) resetLedger() error {
 	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(m.common, "rally", "cache", "state.gob"), m.savedState, 0o666)
+	f, err := os.OpenFile(filepath.Join(m.common, "rally", "cache", "state.gob"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(m.savedState); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func (m *measurer) run(c string) (time.Duration, error) {
@@ -166,15 +180,14 @@ func (m *measurer) run(c string) (time.Duration, error) {
 	case "room-direct":
 		return timeIt(func() error { return m.direct("room", "--json") })
 	case "claim":
-		if err := m.resetLedger(); err != nil {
-			return 0, err
-		}
 		p := fmt.Sprintf("src/bench/%s-%s-%d.go", m.scenario, m.size, m.round)
 		d, err := timeIt(func() error {
 			_, err := refs.Git(m.dir, nil, "rally", "claim", p, "--tool", "bench:claimer")
 			return err
 		})
-		if err == nil && !m.reset {
+		if err == nil && m.reset {
+			err = m.resetLedger()
+		} else if err == nil {
 			// Not timed: release it, so the benchmark's own claims do not
 			// pile up in the room and the projection.
 			_, err = refs.Git(m.dir, nil, "rally", "release", p, "--tool", "bench:claimer")
@@ -183,9 +196,6 @@ func (m *measurer) run(c string) (time.Duration, error) {
 	case "floor":
 		return m.floor()
 	case "inproc":
-		if err := m.resetLedger(); err != nil {
-			return 0, err
-		}
 		scope := fmt.Sprintf("file:src/bench/inproc-%s-%s-%d.go", m.scenario, m.size, m.round)
 		owner := facts.Owner{Tool: "bench:inproc"}
 		d, err := timeIt(func() error {
@@ -197,7 +207,9 @@ func (m *measurer) run(c string) (time.Duration, error) {
 			_, err = l.Append(facts.Claim(facts.ClaimRequest{Owner: owner, Scopes: []string{scope}}))
 			return err
 		})
-		if err == nil && !m.reset {
+		if err == nil && m.reset {
+			err = m.resetLedger()
+		} else if err == nil {
 			err = releaseInProc(m.common, owner, scope)
 		}
 		return d, err
