@@ -26,18 +26,16 @@ import (
 //	                   within a generation; a rebuild starts a new one
 const cacheVersion = 6
 
-// maxTrees bounds the trees kept in state.gob, maxTreeEntries the size
-// of one (a day of thousands of facts, or a segment written by a large
-// merge, is read again instead).
-const (
-	maxTrees       = 10
-	maxTreeEntries = 512
-)
+// maxTreeEntries bounds a tree kept in state.gob (a day of more than 512
+// segments, or a segment written by a large merge, is read again instead).
+const maxTreeEntries = 512
 
 type cache struct {
 	dir   string
 	trees map[refs.Hash][]refs.Entry
-	order []refs.Hash // newest last
+	// raw are the trees state.gob carried, decoded on first use: only an
+	// append or a catch-up looks at them.
+	raw   map[refs.Hash][]string
 	saved *cacheFile
 }
 
@@ -54,7 +52,7 @@ type cacheFile struct {
 }
 
 func newCache(commonDir string) *cache {
-	return &cache{dir: filepath.Join(commonDir, "rally", "cache"), trees: map[refs.Hash][]refs.Entry{}}
+	return &cache{dir: filepath.Join(commonDir, "rally", "cache"), trees: map[refs.Hash][]refs.Entry{}, raw: map[refs.Hash][]string{}}
 }
 
 func (c *cache) lock() func() {
@@ -91,17 +89,9 @@ func (c *cache) load() *State {
 		if err != nil {
 			continue
 		}
-		if _, ok := c.trees[h]; ok {
-			continue
+		if _, ok := c.trees[h]; !ok {
+			c.raw[h] = es
 		}
-		var entries []refs.Entry
-		for _, e := range es {
-			if ent, ok := decodeEntry(e); ok {
-				entries = append(entries, ent)
-			}
-		}
-		c.trees[h] = entries
-		c.order = append([]refs.Hash{h}, c.order...)
 	}
 	c.saved = cf
 	return cf.State
@@ -169,16 +159,59 @@ func (c *cache) saveHandoffs(st *State) (string, error) {
 }
 
 func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
-	es, ok := c.trees[h]
-	return es, ok
+	if es, ok := c.trees[h]; ok {
+		return es, true
+	}
+	raw, ok := c.raw[h]
+	if !ok {
+		return nil, false
+	}
+	es := make([]refs.Entry, 0, len(raw))
+	for _, e := range raw {
+		if ent, ok := decodeEntry(e); ok {
+			es = append(es, ent)
+		}
+	}
+	delete(c.raw, h)
+	c.trees[h] = es
+	return es, true
 }
 
 func (c *cache) remember(h refs.Hash, es []refs.Entry) {
-	if _, ok := c.trees[h]; ok {
-		return
+	if _, ok := c.trees[h]; !ok {
+		c.trees[h] = es
 	}
-	c.trees[h] = es
-	c.order = append(c.order, h)
+}
+
+// headPath returns the trees, root first, along the newest path under
+// root: facts/, then at each level the directory with the greatest name
+// (the newest month, day and segment). They are the trees the next
+// append rewrites and the old side of the next catch-up's diff; state.gob
+// keeps those alone.
+func (c *cache) headPath(root string) []refs.Hash {
+	h, err := refs.ParseHash(root)
+	if err != nil {
+		return nil
+	}
+	var out []refs.Hash
+	for depth := 0; depth < 8; depth++ { // root, facts, month, day, segment
+		es, ok := c.tree(h)
+		if !ok {
+			break
+		}
+		out = append(out, h)
+		found := false
+		var best string
+		for _, e := range es {
+			if e.Dir && (depth > 0 || e.Name == factsDir) && (!found || e.Name > best) {
+				best, h, found = e.Name, e.Hash, true
+			}
+		}
+		if !found {
+			break
+		}
+	}
+	return out
 }
 
 func encodeEntry(e refs.Entry) string {
@@ -300,11 +333,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		cf.Gen, cf.MirrorLen = gen, int64(buf.Len())
 		c.removeGensBefore(gen - 1)
 	}
-	start := 0
-	if len(c.order) > maxTrees {
-		start = len(c.order) - maxTrees
-	}
-	for _, h := range c.order[start:] {
+	for _, h := range c.headPath(st.Tree) {
 		es := c.trees[h]
 		if len(es) > maxTreeEntries {
 			continue

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -97,4 +98,50 @@ func TestSegmentRollsOver(t *testing.T) {
 			t.Errorf("segment %s holds %d facts, want %d", seg, n, want)
 		}
 	}
+}
+
+// state.gob keeps the trees of the head's newest path and no others, after
+// appends and after a rebuild from scratch.
+func TestCacheKeepsTheHeadPath(t *testing.T) {
+	now := t0
+	_, cs := network(t, 1, &now)
+	c := cs[0]
+	for i := 0; i < 30; i++ {
+		if _, err := c.ledger(t).Append(Simple(&Fact{Kind: KindNote, Tool: "a", Subject: fmt.Sprintf("n%d", i)})); err != nil {
+			t.Fatal(err)
+		}
+		now = now.Add(7 * time.Hour) // several days and months
+	}
+	check := func(when string) {
+		t.Helper()
+		b, err := os.ReadFile(filepath.Join(c.common(), "rally", "cache", "state.gob"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cf, ok := decodeCacheFile(b)
+		if !ok {
+			t.Fatal("state.gob does not decode")
+		}
+		last := LayoutDirs(now.Add(-7 * time.Hour)) // the last append's path
+		var want []string
+		for _, spec := range []string{"", ":facts", ":facts/" + last[1], ":facts/" + last[1] + "/" + last[2], ":facts/" + last[1] + "/" + last[2] + "/0000"} {
+			want = append(want, git(t, c.dir, "rev-parse", "refs/rally/ledger^{tree}"+spec))
+		}
+		for _, h := range want {
+			if _, ok := cf.Trees[strings.TrimSpace(h)]; !ok {
+				t.Errorf("%s: head path tree %s not kept", when, h)
+			}
+		}
+		if len(cf.Trees) != 5 {
+			t.Errorf("%s: %d trees kept, want the 5 of the head path", when, len(cf.Trees))
+		}
+	}
+	check("after appends")
+	if err := os.Remove(filepath.Join(c.common(), "rally", "cache", "state.gob")); err != nil {
+		t.Fatal(err)
+	}
+	if st := c.state(t); st.Facts != 30 {
+		t.Errorf("rebuilt projection holds %d facts, want 30", st.Facts)
+	}
+	check("after a rebuild")
 }
