@@ -393,14 +393,20 @@ func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
 	return m, nil
 }
 
+// loadGen returns the newest mirror generation on disk.
 func (c *cache) loadGen() int {
-	b, err := os.ReadFile(filepath.Join(c.dir, "state.gob"))
+	ents, err := os.ReadDir(c.dir)
 	if err != nil {
 		return 0
 	}
-	var cf cacheFile
-	gob.NewDecoder(bytes.NewReader(b)).Decode(&cf)
-	return cf.Gen
+	gen := 0
+	for _, e := range ents {
+		var g int
+		if _, err := fmt.Sscanf(e.Name(), "facts-%d.jsonl", &g); err == nil && strings.HasSuffix(e.Name(), ".jsonl") && g > gen {
+			gen = g
+		}
+	}
+	return gen
 }
 
 // removeGensBefore deletes mirror generations older than keep; a reader

@@ -145,3 +145,29 @@ func TestCacheKeepsTheHeadPath(t *testing.T) {
 	}
 	check("after a rebuild")
 }
+
+// A rebuild after state.gob was deleted starts a mirror generation after
+// the newest on disk, so older mirrors are still cleaned up.
+func TestMirrorGenerationsAfterStateLoss(t *testing.T) {
+	dir := t.TempDir()
+	c := newCache(dir)
+	if err := os.MkdirAll(c.dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(c.mirrorPath(5), []byte("old\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	newCache(dir).save(NewState(), nil, true) // no state.gob: gen 6
+	if err := os.Remove(filepath.Join(c.dir, "state.gob")); err != nil {
+		t.Fatal(err)
+	}
+	newCache(dir).save(NewState(), nil, true) // gen 7, keeps 6
+	got, err := filepath.Glob(filepath.Join(c.dir, "facts-*.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{c.mirrorPath(6), c.mirrorPath(7)}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("mirrors %v, want %v", got, want)
+	}
+}
