@@ -215,6 +215,16 @@ type RefusedError struct {
 
 func (e *RefusedError) Error() string { return e.Msg }
 
+// FailedError is a failure (exit 1) that comes with advice on the next
+// step: a git command that failed, a remote that refused a push.
+type FailedError struct {
+	Err  error
+	Hint string
+}
+
+func (e *FailedError) Error() string { return e.Err.Error() }
+func (e *FailedError) Unwrap() error { return e.Err }
+
 func usagef(format string, a ...any) error { return &UsageError{Msg: fmt.Sprintf(format, a...)} }
 
 // CheckText validates a one-line subject and a body.

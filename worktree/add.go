@@ -1,7 +1,6 @@
 package worktree
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -73,7 +72,7 @@ func (r *Repo) Add(name, base string, record func(*Added) error) (*Added, error)
 	made := r.missingDirs(path)
 	if _, err := r.git("worktree", "add", "-b", a.Branch, path, a.BaseCommit); err != nil {
 		r.rollbackAdd(a, made)
-		return nil, &gitFailed{err: err, hint: "nothing was created; check the message above, or `git worktree prune` if the path was registered before"}
+		return nil, &facts.FailedError{Err: err, Hint: "nothing was created; check the message above, or `git worktree prune` if the path was registered before"}
 	}
 	if record != nil {
 		if err := record(a); err != nil {
@@ -119,30 +118,6 @@ func (r *Repo) rollbackAdd(a *Added, made []string) {
 		}
 		os.Remove(d) // only when empty
 	}
-}
-
-// gitFailed is a git failure with advice.
-type gitFailed struct {
-	err  error
-	hint string
-}
-
-func (e *gitFailed) Error() string { return e.err.Error() }
-func (e *gitFailed) Unwrap() error { return e.err }
-
-// Hint is the advice that goes with the error.
-func (e *gitFailed) Hint() string { return e.hint }
-
-// Hinter is an error that carries a hint for the user.
-type Hinter interface{ Hint() string }
-
-// HintOf returns the hint an error carries, or "".
-func HintOf(err error) string {
-	var h Hinter
-	if errors.As(err, &h) {
-		return h.Hint()
-	}
-	return ""
 }
 
 func trim(s string) string {

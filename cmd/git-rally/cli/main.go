@@ -79,7 +79,7 @@ func classify(err error) (int, string, string) {
 		ce *facts.ConflictError
 		ee *exitError
 		ge *refs.GitError
-		hi worktree.Hinter
+		fe *facts.FailedError
 	)
 	switch {
 	case errors.As(err, &ee):
@@ -96,8 +96,8 @@ func classify(err error) (int, string, string) {
 		return ExitRefused, re.Msg, re.Hint
 	case errors.Is(err, worktree.ErrNotRepo):
 		return ExitError, err.Error(), "run git rally inside a git repository, or `git init` one"
-	case errors.As(err, &hi):
-		return ExitError, err.Error(), hi.Hint()
+	case errors.As(err, &fe):
+		return ExitError, err.Error(), fe.Hint
 	case errors.As(err, &ge):
 		return ExitError, err.Error(), ""
 	}

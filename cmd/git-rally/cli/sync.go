@@ -113,9 +113,9 @@ func runSync(f *factory, opts *syncOptions) error {
 		)
 		switch {
 		case errors.As(err, &pr):
-			return &hintedError{err: err, hint: "the host or a hook there refuses refs/rally/ledger; ask its admin, or sync through another remote"}
+			return &facts.FailedError{Err: err, Hint: "the host or a hook there refuses refs/rally/ledger; ask its admin, or sync through another remote"}
 		case errors.As(err, &ge):
-			return &hintedError{err: err, hint: fmt.Sprintf("check the remote with: git ls-remote %s", remote)}
+			return &facts.FailedError{Err: err, Hint: fmt.Sprintf("check the remote with: git ls-remote %s", remote)}
 		}
 		return err
 	}
@@ -193,16 +193,6 @@ func (f *factory) warnRewritten(res *facts.SyncResult, noPush bool) {
 		fmt.Fprintf(f.err, "git-rally: warning: %s; they are kept here\n", what)
 	}
 }
-
-// hintedError is an error (exit 1) with a hint for the next step.
-type hintedError struct {
-	err  error
-	hint string
-}
-
-func (e *hintedError) Error() string { return e.err.Error() }
-func (e *hintedError) Unwrap() error { return e.err }
-func (e *hintedError) Hint() string  { return e.hint }
 
 func hashOrEmpty(h refs.Hash) string {
 	if h.IsZero() {
