@@ -87,26 +87,22 @@ echo "fixed clock set to each commit's last fact time, up to 100 facts per commi
 echo "12 agents: presence and leave, claims and releases, notes, decisions, handoffs answered by receipts"
 echo "and resolves (a few never), artifacts and risks, about one fact a minute with quiet stretches."
 echo "Loose objects are packed whenever they pass 4096, as rally's appends do in the background."
-for n in $SIZES; do
+# build <scenario> <size> [flags]: a repository with a generated ledger.
+build() {
+	local sc=$1 n=$2 l d t
+	shift 2
 	l=$(label "$n")
-	d=$work/plain-$l
+	d=$work/$sc-$l
 	git init -q "$d"
 	(cd "$d" && git rally init >/dev/null)
 	t=$(now_ms)
-	echo "- $l: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -head-fill "$HEAD_FILL")"
+	echo "- $l $sc: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -head-fill "$HEAD_FILL" "$@")"
 	echo "  build $(secs_since "$t"); $(objects "$d"), .git $(du -sh "$d/.git" | cut -f1)"
-done
+}
+for n in $SIZES; do build plain "$n"; done
 echo "Tidy variants (scenario \"tidy\", plain repositories): the same room, but every handoff is"
 echo "resolved and no agent starts a new session, so the projection (room state) stays the same size."
-for n in $SIZES; do
-	l=$(label "$n")
-	d=$work/tidy-$l
-	git init -q "$d"
-	(cd "$d" && git rally init >/dev/null)
-	t=$(now_ms)
-	echo "- $l tidy: $(rallybench build -dir "$d" -facts "$n" -seed "$n" -tidy -head-fill "$HEAD_FILL")"
-	echo "  build $(secs_since "$t"); $(objects "$d")"
-done
+for n in $SIZES; do build tidy "$n" -tidy; done
 echo
 
 echo "## Large packed history (git fast-import)"

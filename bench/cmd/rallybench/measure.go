@@ -156,11 +156,17 @@ func (m *measurer) resetLedger() error {
 	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
 		return err
 	}
-	f, err := os.OpenFile(filepath.Join(m.common, "rally", "cache", "state.gob"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o666)
+	return writeSync(filepath.Join(m.common, "rally", "cache", "state.gob"), os.O_TRUNC, m.savedState)
+}
+
+// writeSync writes b to the file at p opened with flag (O_TRUNC or
+// O_APPEND) and fsyncs it.
+func writeSync(p string, flag int, b []byte) error {
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|flag, 0o666)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(m.savedState); err != nil {
+	if _, err := f.Write(b); err != nil {
 		f.Close()
 		return err
 	}
@@ -216,21 +222,7 @@ func (m *measurer) run(c string) (time.Duration, error) {
 	case "fsync":
 		p := filepath.Join(m.common, "rally", "bench-fsync.jsonl")
 		line := []byte(`{"v":1,"id":"f_0123456789abcdef","kind":"claim","tool":"bench:fsync","at":"2026-01-01T00:00:00.000Z","clock":1,"scopes":["file:src/a.go"]}` + "\n")
-		return timeIt(func() error {
-			f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o666)
-			if err != nil {
-				return err
-			}
-			if _, err := f.Write(line); err != nil {
-				f.Close()
-				return err
-			}
-			if err := f.Sync(); err != nil {
-				f.Close()
-				return err
-			}
-			return f.Close()
-		})
+		return timeIt(func() error { return writeSync(p, os.O_APPEND, line) })
 	}
 	return 0, fmt.Errorf("unknown case %q", c)
 }
