@@ -3,13 +3,18 @@
 # and run alternately on copies of the same repository.
 #
 #   bench/ab.sh <rev-a> <rev-b> <repository> [runs]     (default 60 runs)
+#   COPIES=4 (copies of the repository per revision)
 #
 # Each revision is built static (as the README installs it) from a
-# throw-away worktree; each gets its own copy of the repository (their
-# caches may differ in version), warmed up with one room. Then every run
-# times one claim with a, then one with b (a release follows each, untimed),
-# so a slow minute on the machine falls on both. Prints the median, p10 and
-# p90 of each and the ratio of the medians.
+# throw-away worktree and gets its own copies of the repository (their
+# caches may differ in version), each warmed up with one room. Then every
+# run times one claim with a and one with b, in alternating order, each on
+# its next copy (a release follows each, untimed), so a slow minute on the
+# machine falls on both. Several copies, because two copies of one
+# repository made seconds apart can differ by 40% on this file system
+# (the same binary, 40 alternating claims: 9.0 against 6.3 ms).
+# `bench/ab.sh HEAD HEAD <repo>` shows what is left of that. Prints the
+# median, p10 and p90 of each and the ratio of the medians.
 set -euo pipefail
 
 if [ $# -lt 3 ]; then
@@ -19,6 +24,7 @@ fi
 revs=("$1" "$2")
 repo=$(cd "$3" && pwd)
 runs=${4:-60}
+copies=${COPIES:-4}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-ab.XXXXXX")
 trap 'rm -rf "$work"; git -C "$root" worktree prune' EXIT
@@ -27,14 +33,21 @@ export RALLY_AUTOPACK=0
 for i in 0 1; do
 	git -C "$root" worktree add -q --detach "$work/src$i" "${revs[$i]}"
 	(cd "$work/src$i" && CGO_ENABLED=0 go build -o "$work/bin$i" ./cmd/git-rally)
-	cp -a "$repo" "$work/repo$i"
-	(cd "$work/repo$i" && "$work/bin$i" room >/dev/null)
+done
+for c in $(seq "$copies"); do
+	for i in 0 1; do
+		cp -a "$repo" "$work/repo$i-$c"
+		(cd "$work/repo$i-$c" && "$work/bin$i" room >/dev/null)
+	done
 done
 sync
 
 for r in $(seq "$runs"); do
-	for i in 0 1; do
-		cd "$work/repo$i"
+	order="0 1"
+	[ $((r % 2)) = 0 ] && order="1 0" # who goes first alternates too
+	c=$(((r - 1) % copies + 1))
+	for i in $order; do
+		cd "$work/repo$i-$c"
 		s=$(date +%s%N)
 		"$work/bin$i" claim "src/ab/$r.go" --tool bench:ab >/dev/null
 		e=$(date +%s%N)
