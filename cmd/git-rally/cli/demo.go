@@ -11,7 +11,7 @@ import (
 )
 
 type demoOptions struct {
-	c    demoChoices
+	c     demoChoices
 	keep  bool
 	chose bool // any choice flag was given
 	j     jsonFlags
