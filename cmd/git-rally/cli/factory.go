@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -251,6 +252,15 @@ func (f *factory) appendFacts(j *jsonFlags, fn facts.AppendFunc) ([]*facts.Fact,
 	}
 	fs, err := l.Append(fn)
 	f.state = nil
+	var nc *facts.NoChange
+	if errors.As(err, &nc) {
+		// Already in effect: nothing written, and that is success.
+		fmt.Fprintf(f.err, "git-rally: note: %s\n", nc.Msg)
+		if j.on() {
+			return nil, f.writeResult(j, nil)
+		}
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}
