@@ -55,7 +55,12 @@ func Claim(req ClaimRequest) AppendFunc {
 			return []*Fact{claim}, nil
 		}
 		if !req.Takeover {
-			return nil, st.conflictError(conflicts[0], req.Owner, now)
+			e := st.conflictError(conflicts[0], req.Owner, now)
+			e.All = []*ConflictError{e}
+			for _, c := range conflicts[1:] {
+				e.All = append(e.All, st.conflictError(c, req.Owner, now))
+			}
+			return nil, e
 		}
 		var out []*Fact
 		seen := map[string]bool{}
@@ -63,7 +68,7 @@ func Claim(req ClaimRequest) AppendFunc {
 			o := c.Claim.Owner()
 			last, _ := st.LastSeen(o)
 			if silent := now.Sub(last); silent < TakeoverSilence {
-				return nil, &RefusedError{
+				return nil, &RefusedError{Code: "takeover-too-early",
 					Msg: fmt.Sprintf("takeover refused: %s was active %s ago; it holds %s (claim %s)", o, Ago(silent), c.Scope, c.Claim.ID),
 					Hint: fmt.Sprintf("takeover is allowed from %s, after 2h of silence; until then `git rally handoff --target %s --subject \"need %s\"`",
 						FormatTime(last.Add(TakeoverSilence)), o.Tool, c.Scope),
@@ -129,7 +134,7 @@ func release(st *State, o Owner, ids []string, scopes []string, reason string) (
 			return nil, &UsageError{Msg: fmt.Sprintf("claim %s is not open", id), Hint: "git rally room"}
 		}
 		if c.Owner() != o {
-			return nil, &RefusedError{Msg: fmt.Sprintf("claim %s is held by %s, not %s; only the owner may release it", id, c.Owner(), o),
+			return nil, &RefusedError{Code: "not-owner", Msg: fmt.Sprintf("claim %s is held by %s, not %s; only the owner may release it", id, c.Owner(), o),
 				Hint: fmt.Sprintf("git rally claim %s --takeover (after 2h of the owner's silence)", strings.Join(c.Scopes, " "))}
 		}
 		add(c)
@@ -148,7 +153,7 @@ func release(st *State, o Owner, ids []string, scopes []string, reason string) (
 		}
 		if len(mine) == 0 {
 			if len(others) > 0 {
-				return nil, &RefusedError{Msg: fmt.Sprintf("%s is held by %s, not %s; only the owner may release it", sc, others[0].Owner(), o)}
+				return nil, &RefusedError{Code: "not-owner", Msg: fmt.Sprintf("%s is held by %s, not %s; only the owner may release it", sc, others[0].Owner(), o)}
 			}
 			return nil, &UsageError{Msg: fmt.Sprintf("%s holds no open claim on %s", o, sc), Hint: "git rally room"}
 		}
@@ -213,18 +218,18 @@ func Answer(f *Fact, target *Fact) AppendFunc {
 func checkAnswer(st *State, f, target *Fact) error {
 	if target.Kind == KindHandoff {
 		if f.Tool == target.Tool && f.Tool != target.Target {
-			return &RefusedError{Msg: fmt.Sprintf("%s sent handoff %s; the sender cannot %s its own handoff", f.Tool, target.ID, f.Kind),
+			return &RefusedError{Code: "own-handoff", Msg: fmt.Sprintf("%s sent handoff %s; the sender cannot %s its own handoff", f.Tool, target.ID, f.Kind),
 				Hint: "only the target " + target.Target + " answers it; retract it with `git rally retract " + target.ID + " --reason ...`"}
 		}
 		if !AddressedTo(target, f.Tool) {
 			if f.Kind == KindArtifact {
 				return nil // an artifact may cite any handoff; only the target's closes it
 			}
-			return &RefusedError{Msg: fmt.Sprintf("handoff %s is for %s, not %s; only the target may %s it", target.ID, target.Target, f.Tool, f.Kind),
+			return &RefusedError{Code: "not-target", Msg: fmt.Sprintf("handoff %s is for %s, not %s; only the target may %s it", target.ID, target.Target, f.Tool, f.Kind),
 				Hint: "git rally inbox --tool " + f.Tool}
 		}
 		if h := st.Handoffs()[target.ID]; h != nil && !h.mayAnswer(f.Tool) && f.Kind != KindArtifact {
-			return &RefusedError{Msg: fmt.Sprintf("handoff %s to all was answered by %s first; it is theirs", target.ID, h.AnsweredBy()),
+			return &RefusedError{Code: "answered-by-other", Msg: fmt.Sprintf("handoff %s to all was answered by %s first; it is theirs", target.ID, h.AnsweredBy()),
 				Hint: "git rally inbox --tool " + f.Tool}
 		}
 		return nil
@@ -273,7 +278,7 @@ func Retract(o Owner, target *Fact, reason string) AppendFunc {
 			return nil, &UsageError{Msg: "retract needs --reason", Hint: "git rally retract " + target.ID + " --reason \"...\""}
 		}
 		if target.Tool != o.Tool {
-			return nil, &RefusedError{Msg: fmt.Sprintf("%s was written by %s, not %s; only the author may retract it", target.ID, target.Tool, o.Tool),
+			return nil, &RefusedError{Code: "not-author", Msg: fmt.Sprintf("%s was written by %s, not %s; only the author may retract it", target.ID, target.Tool, o.Tool),
 				Hint: "write a note or a risk that refers to it: git rally note --ref " + target.ID + " --subject \"...\""}
 		}
 		if r, done := st.Retraction[target.ID]; done {

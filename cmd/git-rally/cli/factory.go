@@ -169,7 +169,7 @@ func (f *factory) Identity() (facts.Owner, error) {
 		o.Tool = bound.Tool
 	}
 	if o.Tool == "" {
-		return o, &usageError{msg: "no identity: who is writing?",
+		return o, &usageError{code: "no-identity", msg: "no identity: who is writing?",
 			hint: "pass --tool <name> (for example --tool claude_code:impl-1), or export RALLY_TOOL, or git config rally.tool <name>"}
 	}
 	if err := facts.CheckTool(o.Tool); err != nil {

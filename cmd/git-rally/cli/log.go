@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,10 @@ func runLog(f *factory, opts *logOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.kind != "" && !knownKind(opts.kind, all) {
+		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
+			hint: "git rally log --kind claim"}
+	}
 	var sel []*facts.Fact
 	for _, fa := range all {
 		if opts.kind != "" && fa.Kind != opts.kind {
@@ -66,6 +71,22 @@ func runLog(f *factory, opts *logOptions) error {
 		fmt.Fprintf(f.out, "%s %4d %s %-9s %s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300))
 	}
 	return nil
+}
+
+// knownKind: a kind this version knows, or one some fact in the ledger has
+// (facts of newer kinds are kept and shown).
+func knownKind(k string, all []*facts.Fact) bool {
+	for _, x := range facts.Kinds {
+		if x == k {
+			return true
+		}
+	}
+	for _, fa := range all {
+		if fa.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 func shortAgo(now time.Time, at string) string {
