@@ -121,4 +121,3 @@ func (r *CheckResult) add(f Finding) {
 	}
 	r.Findings = append(r.Findings, f)
 }
-
