@@ -39,8 +39,11 @@ func errorCode(err error) string {
 		ce *facts.ConflictError
 		nf *facts.NotFoundError
 		fu *facts.UsageError
+		ee *exitError
 	)
 	switch {
+	case errors.As(err, &ee):
+		return "strict-stop"
 	case errors.As(err, &ce):
 		return "claim-conflict"
 	case errors.As(err, &re):
