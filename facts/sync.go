@@ -107,12 +107,12 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	start := o.Now()
 	q, err := refs.QueueLock(l.Store.CommonDir, "sync")
 	if err != nil {
 		return nil, err
 	}
 	defer refs.UnlockQueue(q)
+	start := o.Now() // the time bound is this sync's, not its wait for another's
 	memo := loadSyncMemo(l.Store.CommonDir)
 	track := trackingRef(o.Remote)
 	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
