@@ -33,6 +33,7 @@ var ErrUnavailable = errors.New("not available in this build")
 // Options configure a Server.
 type Options struct {
 	Source  Source
+	Runner  Runner           // set instead of Source: the scenario runner of demo --serve
 	Watcher Watcher          // nil: a PollWatcher on Source.Head
 	Now     func() time.Time // nil: time.Now
 	Token   string           // "": a random one
@@ -41,6 +42,7 @@ type Options struct {
 // Server is the web room behind its guard.
 type Server struct {
 	src     Source
+	runner  Runner
 	hub     *hub
 	now     func() time.Time
 	token   string
@@ -92,11 +94,11 @@ func New(ln net.Listener, o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Watcher == nil {
+	if o.Watcher == nil && o.Source != nil {
 		o.Watcher = &PollWatcher{Head: o.Source.Head, Interval: 200 * time.Millisecond}
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	s := &Server{src: o.Source, now: o.Now, token: o.Token, allowed: map[string]bool{
+	s := &Server{src: o.Source, runner: o.Runner, now: o.Now, token: o.Token, allowed: map[string]bool{
 		"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}}
 	if ip := ln.Addr().(*net.TCPAddr).IP; ip != nil {
 		s.allowed[net.JoinHostPort(ip.String(), port)] = true
@@ -114,7 +116,9 @@ func (s *Server) URL(ln net.Listener) string {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go s.hub.run(ctx)
+	if s.src != nil {
+		go s.hub.run(ctx)
+	}
 	go func() {
 		<-ctx.Done()
 		sc, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -132,6 +136,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Handler is every route behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	if s.src == nil {
+		mux.HandleFunc("GET /{$}", s.runnerPage)
+		mux.HandleFunc("GET /api/demo", s.api(func(r *http.Request) ([]byte, error) { return s.runner.Demo(r.URL.Query()) }))
+		return s.guard(mux)
+	}
 	mux.HandleFunc("GET /{$}", s.page("room"))
 	mux.HandleFunc("GET /history", s.page("history"))
 	mux.HandleFunc("GET /worktrees", s.page("worktrees"))
@@ -144,7 +154,6 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /api/worktrees", s.api(func(r *http.Request) ([]byte, error) { return s.src.Worktrees() }))
 	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan() }))
 	mux.HandleFunc("GET /events", s.events)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
 	return s.guard(mux)
 }
 
@@ -202,6 +211,12 @@ func (s *Server) api(get func(*http.Request) ([]byte, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		b, err := get(r)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "{\"error\": {\"code\": \"usage\", \"message\": %q}}\n", err.Error())
+			return
+		}
 		if errors.Is(err, ErrUnavailable) {
 			w.WriteHeader(http.StatusNotImplemented)
 			fmt.Fprintf(w, "{\"error\": {\"code\": \"unavailable\", \"message\": %q}}\n", err.Error())

@@ -164,11 +164,16 @@ func (s *Server) room() (*roomData, error) {
 	if err := json.Unmarshal(b, &room); err != nil {
 		return nil, err
 	}
+	fillLeases(&room, s.now())
+	return &room, nil
+}
+
+// fillLeases computes each claim's lease bar at now.
+func fillLeases(room *roomData, now time.Time) {
 	seen := map[string]string{}
 	for _, p := range room.Peers {
 		seen[p.Tool+"@"+p.Session] = p.LastSeen
 	}
-	now := s.now()
 	for i := range room.Claims {
 		c := &room.Claims[i]
 		start := c.At
@@ -178,7 +183,6 @@ func (s *Server) room() (*roomData, error) {
 		c.LeaseStart = start
 		c.LeaseLeft = leaseLeft(start, c.LeaseExpiresAt, now)
 	}
-	return &room, nil
 }
 
 func leaseLeft(start, end string, now time.Time) int {

@@ -282,3 +282,86 @@ func TestServeInBrowser(t *testing.T) {
 		t.Error("serve did not stop when its context ended")
 	}
 }
+
+func TestDemoServeInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: the browser test is slow; run it without -short")
+	}
+	browser := chromium(t)
+	docs, err := filepath.Abs(filepath.Join("..", "..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ *web.Server) { urls <- u })
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("demo --serve: %v", err)
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser),
+		chromedp.NoSandbox, chromedp.WindowSize(1280, 860), chromedp.DisableGPU)...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	// The choices come from the controls; the first step is the set-up.
+	if err := chromedp.Do(bctx, chromedp.Navigate(url),
+		chromedp.SetValue(chromedp.CSS(`select[name="agents"]`), "3"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[name="overlap"]').checked = true;
+			document.querySelector('input[name="handoff"]').checked = false;
+			document.querySelector('input[name="time-passes"]').checked = true; undefined`),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="time-passes"][checked]`))); err != nil {
+		t.Fatalf("runner: %v", err)
+	}
+	if s := text(".stepper"); !strings.Contains(s, "step 1 of") {
+		t.Fatalf("runner starts at %q", s)
+	}
+	// Step by step with "next fact": the room after each step is shown.
+	for i := 0; i < 11; i++ {
+		next, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('a[rel="next"]').href`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(bctx, chromedp.Navigate(next), chromedp.WaitVisible(chromedp.CSS(".stepper"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := text(".stepper"); !strings.Contains(s, "step 12 of") {
+		t.Errorf("after 11 clicks on next: %q", s)
+	}
+	if s := text(".cmd"); !strings.Contains(s, "git rally claim src/api.ts") {
+		t.Errorf("step 12 is %q, want the refused claim", s)
+	}
+	if s := text("#claims"); !strings.Contains(s, "file:src/api.ts") || !strings.Contains(s, "port:8080") {
+		t.Errorf("the room after step 12 lacks the claims:\n%s", s)
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(t.TempDir(), "runner.png"), png, 0o666)
+	if *updateScreenshots {
+		if err := os.WriteFile(filepath.Join(docs, "runner.png"), png, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	<-done
+}
