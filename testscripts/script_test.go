@@ -45,13 +45,19 @@ func Params(dir string) testscript.Params {
 			env.Setenv("RALLY_SESSION", "")
 			env.Setenv("RALLY_NOW", "")
 			env.Setenv("RALLY_AUTOPACK", "0") // no background repack racing the cleanup
+			if err := setupTmux(env); err != nil {
+				return err
+			}
 			return os.WriteFile(filepath.Join(home, ".gitconfig"),
 				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"envsubst": cmdEnvsubst,
+			"waitfor":  cmdWaitFor,
+			"readenv":  cmdReadEnv,
 		},
+		Condition: condition,
 	}
 }
 
