@@ -2,7 +2,6 @@ package testscripts
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -54,19 +53,13 @@ func Params(dir string) testscript.Params {
 		},
 		// [ci]: CI=true, where a test needing a program CI installs must
 		// not skip ([!exec:ssh-keygen] [!ci] skip).
-		Condition: func(cond string) (bool, error) {
-			if cond == "ci" {
-				return os.Getenv("CI") == "true", nil
-			}
-			return false, fmt.Errorf("unknown condition %q", cond)
-		},
+		Condition: condition,
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,
 			"envsubst": cmdEnvsubst,
 			"waitfor":  cmdWaitFor,
 			"readenv":  cmdReadEnv,
 		},
-		Condition: condition,
 	}
 }
 

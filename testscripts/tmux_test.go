@@ -49,10 +49,14 @@ func killPrivateSessions(dir string) {
 	}
 }
 
-// condition answers [tmux]: tmux is installed. In CI (CI=true) a missing
-// tmux fails the script instead of skipping it: .ci/run installs it.
+// condition answers [ci]: CI=true, where a test needing a program CI
+// installs must not skip ([!exec:ssh-keygen] [!ci] skip); and [tmux]:
+// tmux is installed, where in CI a missing tmux fails the script instead
+// of skipping it (.ci/run installs it).
 func condition(cond string) (bool, error) {
 	switch cond {
+	case "ci":
+		return os.Getenv("CI") == "true", nil
 	case "tmux":
 		if _, err := exec.LookPath("tmux"); err != nil {
 			if os.Getenv("CI") == "true" {
