@@ -49,24 +49,17 @@ func killPrivateSessions(dir string) {
 	}
 }
 
-// condition answers [ci]: CI=true, where a test needing a program CI
-// installs must not skip ([!exec:ssh-keygen] [!ci] skip); and [tmux]:
-// tmux is installed, where in CI a missing tmux fails the script instead
-// of skipping it (.ci/run installs it).
-func condition(cond string) (bool, error) {
-	switch cond {
-	case "ci":
-		return os.Getenv("CI") == "true", nil
-	case "tmux":
-		if _, err := exec.LookPath("tmux"); err != nil {
-			if os.Getenv("CI") == "true" {
-				return false, fmt.Errorf("tmux is not installed, and CI must run the session tests (.ci/run installs it)")
-			}
-			return false, nil
+// tmuxCondition answers [tmux]: tmux is installed. In CI (CI=true) a
+// missing tmux fails the script instead of skipping it: .ci/run installs
+// it.
+func tmuxCondition() (bool, error) {
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			return false, fmt.Errorf("tmux is not installed, and CI must run the session tests (.ci/run installs it)")
 		}
-		return true, nil
+		return false, nil
 	}
-	return false, fmt.Errorf("unknown condition %q", cond)
+	return true, nil
 }
 
 // cmdWaitFor waits (up to 20 s) until a file in the work dir, or the
