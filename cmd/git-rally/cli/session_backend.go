@@ -16,7 +16,7 @@ func newBackend(name string) (session.Backend, error) {
 	case "", "auto", "tmux":
 		return &session.Tmux{}, nil
 	}
-	return nil, &usageError{msg: "unknown backend " + quote(name) + ": rally runs sessions in tmux", hint: "--backend tmux"}
+	return nil, &usageError{msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", hint: "--backend tmux"}
 }
 
 // backendReady is newBackend plus a check that its program is installed
@@ -68,7 +68,7 @@ func resolveSession(f *factory, name string) (*facts.State, *facts.Fact, error) 
 	return st, s, err
 }
 
-func quote(s string) string { return "\"" + facts.Sanitize(s, 80) + "\"" }
+func quoteName(s string) string { return "\"" + facts.Sanitize(s, 80) + "\"" }
 
 func passEnv() []string {
 	var out []string
