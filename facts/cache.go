@@ -24,7 +24,7 @@ import (
 //	                   only when they change, decoded only when looked at
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 6
+const cacheVersion = 7
 
 // maxTreeEntries bounds a tree kept in state.gob (a day of more than 512
 // segments, or a segment written by a large merge, is read again instead).
@@ -449,6 +449,7 @@ func (s *State) clone() *State {
 	cp.Artifacts = cloneMap(s.Artifacts)
 	cp.Retraction = cloneMap(s.Retraction)
 	cp.Contest = cloneMap(s.Contest)
+	cp.Plans = clonePlans(s.Plans)
 	return &cp
 }
 
@@ -488,6 +489,7 @@ func (s *State) withoutRaw() *State {
 			cp.handoffs[k] = &hh
 		}
 	}
+	cp.Plans = stripPlans(s.Plans, strip)
 	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
 	for k, a := range s.Artifacts {
 		aa := *a

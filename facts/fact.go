@@ -29,12 +29,13 @@ const (
 	KindRisk         = "risk"
 	KindDecision     = "decision"
 	KindSession      = "session"
+	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindPlan}
 
 // Access modes.
 const (
