@@ -98,6 +98,16 @@ func (s *State) TaskHolder(plan, task string) *Fact {
 	return nil
 }
 
+// holdsTask reports whether a claim holds a task of a plan.
+func holdsTask(c *Fact) bool {
+	for _, s := range c.Scopes {
+		if _, _, ok := ParseTaskScope(s); ok {
+			return true
+		}
+	}
+	return false
+}
+
 // applyPlan projects a plan fact, a report or a close.
 func (s *State) applyPlan(f *Fact) {
 	if f.Kind == KindPlan {

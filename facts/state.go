@@ -303,8 +303,10 @@ func (s *State) retract(r *Fact) error {
 		if !author(s.Claims[id]) {
 			return nil
 		}
-		if s.Claims[id].Ref != "" {
-			return errRebuild // the claim it superseded comes back
+		if s.Claims[id].Ref != "" || holdsTask(s.Claims[id]) {
+			// The claim it superseded comes back; a report made while
+			// it held a task stops counting.
+			return errRebuild
 		}
 		delete(s.Claims, id)
 	case s.Handoffs()[id] != nil:
