@@ -52,6 +52,8 @@ type Ledger struct {
 	// AutoPack starts a background incremental pack after an append once
 	// loose objects pile up (see refs.Store.MaybePack).
 	AutoPack bool
+	// Signing is the repository's signing configuration (signing.go).
+	Signing Signing
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State
@@ -66,7 +68,9 @@ func Open(commonDir string, now func() time.Time) (*Ledger, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Ledger{Store: st, Now: now, cache: newCache(commonDir)}, nil
+	l := &Ledger{Store: st, Now: now, cache: newCache(commonDir)}
+	l.configureSigning(commonDir)
+	return l, nil
 }
 
 // Close releases the store.
@@ -333,6 +337,9 @@ type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
 // cannot be invalidated by a concurrent writer. Nothing is written when fn
 // or validation fails.
 func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
+	if err := l.checkCanWrite(true); err != nil {
+		return nil, err
+	}
 	lock, err := l.Store.LockRef(LedgerRef)
 	if err != nil {
 		return nil, err
@@ -538,6 +545,9 @@ func (l *Ledger) Init() (bool, error) {
 	defer lock.Unlock()
 	if !lock.Old.IsZero() {
 		return false, nil
+	}
+	if err := l.checkCanWrite(true); err != nil {
+		return false, err
 	}
 	fh, err := l.Store.WriteBlob([]byte(FormatContent))
 	if err != nil {

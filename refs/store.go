@@ -69,7 +69,9 @@ type Commit struct {
 // Store reads and writes objects in a repository's common dir.
 type Store struct {
 	CommonDir string
-	s         *filesystem.Storage
+	// Signer, when set, signs every commit the store writes (sign.go).
+	Signer Signer
+	s      *filesystem.Storage
 }
 
 // Open opens the object store of the repository whose common dir is given.
@@ -278,8 +280,8 @@ func (st *Store) WriteCommit(c Commit) (Hash, error) {
 		gc.ParentHashes = append(gc.ParentHashes, plumbing.Hash(p))
 	}
 	obj := st.s.NewEncodedObject()
-	if err := gc.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("encoding commit: %w", err)
+	if err := st.encodeCommit(&gc, obj); err != nil {
+		return ZeroHash, err
 	}
 	return st.putObject(obj)
 }

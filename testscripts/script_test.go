@@ -2,6 +2,7 @@ package testscripts
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,6 +48,14 @@ func Params(dir string) testscript.Params {
 			env.Setenv("RALLY_AUTOPACK", "0") // no background repack racing the cleanup
 			return os.WriteFile(filepath.Join(home, ".gitconfig"),
 				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
+		},
+		// [ci]: CI=true, where a test needing a program CI installs must
+		// not skip ([!exec:ssh-keygen] [!ci] skip).
+		Condition: func(cond string) (bool, error) {
+			if cond == "ci" {
+				return os.Getenv("CI") == "true", nil
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
 			"exitcode": cmdExitcode,

@@ -80,12 +80,15 @@ func classify(err error) (int, string, string) {
 		ee *exitError
 		ge *refs.GitError
 		fe *facts.FailedError
+		ke *refs.KeyError
 	)
 	switch {
 	case errors.As(err, &ee):
 		return ee.code, "", ""
 	case errors.As(err, &ue):
 		return ExitUsage, ue.msg, ue.hint
+	case errors.As(err, &ke):
+		return ExitUsage, ke.Msg, ke.Hint
 	case errors.As(err, &fu):
 		return ExitUsage, fu.Msg, fu.Hint
 	case errors.As(err, &nf):
