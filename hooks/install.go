@@ -41,6 +41,7 @@ type Result struct {
 	Chained string   // git: the user's own hook that runs first
 	Events  []string // agent hosts: the events rally's entries answer
 	Note    string   // what the user should know (trust steps, foreign hooks)
+	MCP     string   // the MCP server's name, when this is the host's MCP registration
 }
 
 // Install adds rally's hook for host. Installing twice changes nothing.
