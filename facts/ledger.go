@@ -53,7 +53,8 @@ type Ledger struct {
 	// loose objects pile up (see refs.Store.MaybePack).
 	AutoPack bool
 	// Signing is the repository's signing configuration (signing.go).
-	Signing Signing
+	Signing  Signing
+	verifier *Verifier // the last Verifier, at its head
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State

@@ -10,16 +10,17 @@ import (
 )
 
 type inboxItemJSON struct {
-	ID      string `json:"id"`
-	From    string `json:"from"`
-	Target  string `json:"target"`
-	Subject string `json:"subject"`
-	Body    string `json:"body,omitempty"`
-	At      string `json:"at"`
-	AgeS    int64  `json:"age_s"`
-	AckBy   string `json:"ack_by,omitempty"`
-	Stale   bool   `json:"stale"`
-	State   string `json:"state"`
+	ID       string `json:"id"`
+	From     string `json:"from"`
+	Target   string `json:"target"`
+	Subject  string `json:"subject"`
+	Body     string `json:"body,omitempty"`
+	At       string `json:"at"`
+	AgeS     int64  `json:"age_s"`
+	AckBy    string `json:"ack_by,omitempty"`
+	Stale    bool   `json:"stale"`
+	State    string `json:"state"`
+	Verified string `json:"verified,omitempty"`
 }
 
 type inboxJSON struct {
@@ -53,8 +54,12 @@ func newCmdInbox(f *factory) *cobra.Command {
 			if len(tools) > 1 {
 				out.Tools = tools
 			}
+			v, err := f.verifier()
+			if err != nil {
+				return err
+			}
 			for _, it := range st.Inbox(tools, now) {
-				out.Items = append(out.Items, inboxItemJSON{ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
+				out.Items = append(out.Items, inboxItemJSON{Verified: verdictOf(v, it.Fact.ID, it.Fact.Tool), ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
 					Subject: facts.Sanitize(it.Fact.Subject, 600), Body: facts.Sanitize(it.Fact.Body, 2000), At: it.Fact.At,
 					AgeS: int64(it.Age.Seconds()), AckBy: it.Fact.AckBy, Stale: it.Stale, State: it.State})
 			}
@@ -70,6 +75,9 @@ func newCmdInbox(f *factory) *cobra.Command {
 				}
 				if it.AckBy != "" {
 					flags += ", reply by " + it.AckBy
+				}
+				if it.Verified != "" {
+					flags += ", " + it.Verified
 				}
 				fmt.Fprintf(f.out, "  %s from %s [%s] %s (%s ago)\n", it.ID, it.From, flags, it.Subject, facts.Ago(secs(it.AgeS)))
 			}

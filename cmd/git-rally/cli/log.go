@@ -58,12 +58,17 @@ func runLog(f *factory, opts *logOptions) error {
 	if opts.n > 0 && len(sel) > opts.n {
 		sel = sel[len(sel)-opts.n:]
 	}
+	v, err := l.Verifier()
+	if err != nil {
+		return err
+	}
 	if opts.j.on() {
-		return f.printJSON(&opts.j, rawFacts(sel))
+		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.mustNow()
 	for _, fa := range sel {
-		fmt.Fprintf(f.out, "%s %4d %s %-9s %s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300))
+		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300),
+			verdictTag(verdictOf(v, fa.ID, fa.Tool)))
 	}
 	return nil
 }
@@ -87,7 +92,11 @@ func newCmdShow(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			raw := rawFacts([]*facts.Fact{fa})[0]
+			v, err := l.Verifier()
+			if err != nil {
+				return err
+			}
+			raw := factsWithVerdicts(v, []*facts.Fact{fa})[0]
 			if j.on() {
 				return f.printJSON(&j, raw)
 			}
