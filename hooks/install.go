@@ -20,6 +20,7 @@ const (
 	Claude = "claude"
 	Codex  = "codex"
 	Gemini = "gemini"
+	Cursor = "cursor"
 )
 
 // DefaultHosts are the hosts `hooks install` handles when no flag names one.
@@ -42,6 +43,9 @@ type Result struct {
 	Events  []string // agent hosts: the events rally's entries answer
 	Note    string   // what the user should know (trust steps, foreign hooks)
 	MCP     string   // the MCP server's name, when this is the host's MCP registration
+	// Problems are what stands between installed entries and hooks that
+	// run: trust and approval steps, a start directory, a switch.
+	Problems []Problem
 }
 
 // Install adds rally's hook for host. Installing twice changes nothing.
@@ -49,7 +53,7 @@ func Install(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return installGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return installSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)
@@ -60,7 +64,7 @@ func Uninstall(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return uninstallGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return uninstallSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)
@@ -71,7 +75,7 @@ func Status(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return statusGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return statusSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)

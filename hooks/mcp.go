@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/git-rally/git-rally/worktree"
 )
-
-// Cursor is the fourth agent host; rally registers its MCP server there.
-const Cursor = "cursor"
 
 // MCPServer is the name rally's server has in every host's configuration:
 // its tools show up as mcp__rally__rally_claim and the like.
@@ -32,20 +30,15 @@ type mcpFile struct {
 	path  string // relative to the worktree's top level
 	entry json.RawMessage
 	toml  string // Codex: the table rally appends
-	note  string
 }
 
 var mcpFiles = map[string]mcpFile{
-	Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`),
-		note: "Claude Code asks once to approve a project's .mcp.json servers (or list \"rally\" under enabledMcpjsonServers in .claude/settings.local.json)"},
+	Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`)},
 	// Codex clears its MCP servers' environment: env_vars hands on the
 	// identity a managed session sets.
-	Codex: {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git\"\nargs = [\"rally\", \"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n",
-		note: "Codex reads .codex/config.toml only in a trusted project"},
-	Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git","args":["rally","mcp"]}`),
-		note: "Gemini CLI starts a project's MCP servers only in a trusted folder"},
-	Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`),
-		note: "Cursor lists new MCP servers under Settings > MCP, where they are turned on"},
+	Codex:  {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git\"\nargs = [\"rally\", \"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n"},
+	Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git","args":["rally","mcp"]}`)},
+	Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`)},
 }
 
 // isRallyServer recognises rally's server entry by what it runs.
@@ -78,7 +71,7 @@ func InstallMCP(r *worktree.Repo, host string) (Result, error) {
 		out, err = jsonInstall(sf, mf)
 	}
 	if err != nil || out == nil {
-		res := mcpStatusOf(host, mf, sf)
+		res := mcpStatusOf(r, host, mf, sf)
 		return res, err
 	}
 	if err := writeTracked(r, sf, out); err != nil {
@@ -88,7 +81,7 @@ func InstallMCP(r *worktree.Repo, host string) (Result, error) {
 	if mf.toml == "" {
 		sf.doc, _ = parseObject(out)
 	}
-	res := mcpStatusOf(host, mf, sf)
+	res := mcpStatusOf(r, host, mf, sf)
 	res.Changed = true
 	return res, nil
 }
@@ -108,7 +101,7 @@ func UninstallMCP(r *worktree.Repo, host string) (Result, error) {
 	// hooks stay, the record of the original stays for their uninstall.
 	hooksLeft := false
 	if _, ok := hostFiles[host]; ok && hostFiles[host].path == mf.path {
-		hooksLeft = sf.result(hostFiles[host], host).State != StateNotInstalled
+		hooksLeft = sf.result(r, hostFiles[host], host).State != StateNotInstalled
 	}
 	rec := loadRecord(r, sf.path)
 	if rec != nil && !hooksLeft && digest(sf.content) == rec.Wrote {
@@ -156,10 +149,10 @@ func StatusMCP(r *worktree.Repo, host string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return mcpStatusOf(host, mf, sf), nil
+	return mcpStatusOf(r, host, mf, sf), nil
 }
 
-func mcpStatusOf(host string, mf mcpFile, sf settingsFile) Result {
+func mcpStatusOf(r *worktree.Repo, host string, mf mcpFile, sf settingsFile) Result {
 	res := mcpResult(host, sf.shown)
 	var state string
 	if mf.toml != "" {
@@ -170,14 +163,53 @@ func mcpStatusOf(host string, mf mcpFile, sf settingsFile) Result {
 	res.State = state
 	switch state {
 	case StateInstalled:
-		res.Note = mf.note
-		if host == Claude {
-			res.Note = claudeApproval(sf.path, res.Note)
-		}
+		res.Problems = mcpProblems(r, host, sf)
 	case StateOutdated:
 		res.Note = "rally's MCP server entry was changed; `git rally hooks install --" + host + " --mcp` puts it right"
 	}
 	return res
+}
+
+// mcpProblems says what the host still needs before it starts rally's
+// server: approval of a project's servers (Claude Code), a trusted
+// project or folder (Codex, Gemini CLI), a restart (Cursor).
+func mcpProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
+	top := r.WorkTree
+	home, _ := Env.Home()
+	var out []Problem
+	if rec := loadRecord(r, sf.path); rec != nil && digest(sf.content) != rec.Wrote {
+		out = append(out, Problem{Problem: sf.shown + " was changed after rally registered its server; uninstall will remove only rally's entry"})
+	}
+	switch host {
+	case Claude:
+		switch claudeApproval(top, home) {
+		case "off":
+			out = append(out, Problem{Problem: "rally's server is turned off for this project (disabledMcpjsonServers)",
+				Fix: "claude mcp reset-project-choices   # then approve rally when claude starts"})
+		case "":
+			out = append(out, Problem{Problem: "Claude Code starts a project's .mcp.json servers only once you approve them (it asks when it starts here)",
+				Fix: "cd " + shellQuote(top) + " && claude   # approve rally; or list \"rally\" under enabledMcpjsonServers in .claude/settings.local.json"})
+		}
+	case Codex:
+		cfg := filepath.Join(codexHome(home), "config.toml")
+		if trusted, _ := codexConfig(cfg, top); !trusted {
+			out = append(out, Problem{
+				Problem: "Codex reads .codex/config.toml only in a trusted project, and " + top + " is not trusted in " + cfg,
+				Fix:     fmt.Sprintf("printf '\\n[projects.%q]\\ntrust_level = \"trusted\"\\n' >> %s   # or trust it when codex asks", top, shellQuote(cfg)),
+			})
+		}
+	case Gemini:
+		if !geminiTrusted(home, top) {
+			file := geminiTrustFile(home)
+			out = append(out, Problem{
+				Problem: "Gemini CLI starts no project MCP server outside a trusted folder, and " + top + " is not trusted in " + file,
+				Fix:     "cd " + shellQuote(top) + " && gemini   # and trust the folder; or add \"" + top + "\": \"TRUST_FOLDER\" to " + file,
+			})
+		}
+	case Cursor:
+		out = append(out, Problem{Problem: "Cursor lists a new project MCP server under Settings > MCP, where it is turned on; a Cursor already open sees it after a restart"})
+	}
+	return out
 }
 
 func readMCP(r *worktree.Repo, host string) (mcpFile, settingsFile, error) {
@@ -343,36 +375,41 @@ func jsonRemove(sf settingsFile) ([]byte, error) {
 	return sf.doc.format(indent, nl), nil
 }
 
-// claudeApproval adds what Claude Code's settings say about approving the
-// project's servers.
-func claudeApproval(mcpPath, note string) string {
-	dir := filepath.Join(filepath.Dir(mcpPath), ".claude")
-	for _, name := range []string{"settings.local.json", "settings.json"} {
-		b, err := os.ReadFile(filepath.Join(dir, name))
-		if err != nil {
-			continue
+// claudeApproval reads whether Claude Code may start the project's rally
+// server: "on", "off", or "" when it will ask. Its settings files say so,
+// and so does ~/.claude.json once the user answered.
+func claudeApproval(top, home string) string {
+	type choice struct {
+		All      bool     `json:"enableAllProjectMcpServers"`
+		Enabled  []string `json:"enabledMcpjsonServers"`
+		Disabled []string `json:"disabledMcpjsonServers"`
+	}
+	var choices []choice
+	for _, f := range []string{filepath.Join(top, ".claude", "settings.local.json"), filepath.Join(top, ".claude", "settings.json"), filepath.Join(home, ".claude", "settings.json")} {
+		var c choice
+		if b, err := os.ReadFile(f); err == nil && json.Unmarshal(b, &c) == nil {
+			choices = append(choices, c)
 		}
-		var s struct {
-			All      bool     `json:"enableAllProjectMcpServers"`
-			Enabled  []string `json:"enabledMcpjsonServers"`
-			Disabled []string `json:"disabledMcpjsonServers"`
+	}
+	if b, err := os.ReadFile(filepath.Join(home, ".claude.json")); err == nil {
+		var cfg struct {
+			Projects map[string]choice `json:"projects"`
 		}
-		if json.Unmarshal(b, &s) != nil {
-			continue
-		}
-		for _, d := range s.Disabled {
-			if d == MCPServer {
-				return "turned off by disabledMcpjsonServers in .claude/" + name
-			}
-		}
-		if s.All {
-			return "approved by enableAllProjectMcpServers in .claude/" + name
-		}
-		for _, e := range s.Enabled {
-			if e == MCPServer {
-				return "approved by enabledMcpjsonServers in .claude/" + name
+		if json.Unmarshal(b, &cfg) == nil {
+			if c, ok := cfg.Projects[top]; ok {
+				choices = append(choices, c)
 			}
 		}
 	}
-	return note
+	for _, c := range choices {
+		if slices.Contains(c.Disabled, MCPServer) {
+			return "off"
+		}
+	}
+	for _, c := range choices {
+		if c.All || slices.Contains(c.Enabled, MCPServer) {
+			return "on"
+		}
+	}
+	return ""
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/hooks"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -147,6 +148,9 @@ func (f *factory) Identity() (facts.Owner, error) {
 	o := facts.Owner{Tool: f.toolFlag, Session: os.Getenv("RALLY_SESSION")}
 	if o.Tool == "" {
 		o.Tool = os.Getenv("RALLY_TOOL")
+	}
+	if o.Tool == "" {
+		o.Tool = hooks.HostTool(os.Getenv) // inside an agent host's shell: its hooks' identity
 	}
 	var bound *facts.Fact
 	if r, err := f.Repo(); err == nil {

@@ -25,7 +25,7 @@ func addHostFlags(c *cobra.Command, h *hostFlags) {
 	c.Flags().BoolVar(&h.claude, "claude", false, "Claude Code (.claude/settings.json)")
 	c.Flags().BoolVar(&h.codex, "codex", false, "Codex (.codex/hooks.json)")
 	c.Flags().BoolVar(&h.gemini, "gemini", false, "Gemini CLI (.gemini/settings.json)")
-	c.Flags().BoolVar(&h.cursor, "cursor", false, "Cursor (its MCP server in .cursor/mcp.json, with --mcp)")
+	c.Flags().BoolVar(&h.cursor, "cursor", false, "Cursor (.cursor/hooks.json; with --mcp its MCP server in .cursor/mcp.json)")
 	c.Flags().BoolVar(&h.mcp, "mcp", false, "rally's MCP server too, in each agent host's MCP configuration (.mcp.json, .codex/config.toml, .gemini/settings.json, .cursor/mcp.json)")
 }
 
@@ -61,6 +61,13 @@ type hookResultJSON struct {
 	Events  []string `json:"events,omitempty"`
 	Note    string   `json:"note,omitempty"`
 	MCP     string   `json:"mcp_server,omitempty"`
+	// problems: why installed hooks will not run yet, each with its fix
+	Problems []hookProblemJSON `json:"problems,omitempty"`
+}
+
+type hookProblemJSON struct {
+	Problem string `json:"problem"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 func newCmdHooks(f *factory) *cobra.Command {
@@ -69,9 +76,12 @@ func newCmdHooks(f *factory) *cobra.Command {
 		Short: "Install, remove or show the git pre-commit check and the agent hosts' hooks",
 		Long: `git rally hooks installs rally's hooks: a git pre-commit check of the staged
 paths against other agents' claims (--git), and the hooks of Claude Code
-(--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json) and
-Gemini CLI (--gemini, .gemini/settings.json). With no flag: git, Claude Code
-and Codex. Each hook runs "git rally hook <host> <event>".
+(--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json),
+Gemini CLI (--gemini, .gemini/settings.json) and Cursor (--cursor,
+.cursor/hooks.json). With no flag: git, Claude Code and Codex. Each hook runs
+"git rally hook <host> <event>". Status lists, per host, what still stands
+between the installed entries and hooks that run (trust, approval, the
+directory the host starts in), each with the command that fixes it.
 
 --mcp also registers rally's MCP server ("git rally mcp", named rally) in
 each selected agent host's project MCP configuration: .mcp.json (Claude
@@ -162,8 +172,12 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 				errs = append(errs, fmt.Errorf("%s: %w", h, err))
 				continue
 			}
-			out = append(out, hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
-				Chained: res.Chained, Events: res.Events, Note: res.Note, MCP: res.MCP})
+			j := hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
+				Chained: res.Chained, Events: res.Events, Note: res.Note, MCP: res.MCP}
+			for _, p := range res.Problems {
+				j.Problems = append(j.Problems, hookProblemJSON{Problem: p.Problem, Fix: p.Fix})
+			}
+			out = append(out, j)
 			if !opts.j.on() {
 				fmt.Fprintln(f.out, hookLine(res, verb(res)))
 			}
@@ -197,6 +211,12 @@ func hookLine(r hooks.Result, verb string) string {
 	}
 	if r.Note != "" {
 		b.WriteString("; " + r.Note)
+	}
+	for _, p := range r.Problems {
+		b.WriteString("\n  ! " + p.Problem)
+		if p.Fix != "" {
+			b.WriteString("\n    fix: " + p.Fix)
+		}
 	}
 	return b.String()
 }
