@@ -55,6 +55,13 @@ type Ledger struct {
 	// Signing is the repository's signing configuration (signing.go).
 	Signing  Signing
 	verifier *Verifier // the last Verifier, at its head
+	// Self is the caller's tool: under rally.requireSigned its own
+	// unsigned facts still count for it (View).
+	Self string
+	// Ignored counts the facts the last View left out.
+	Ignored    int
+	trusted    *State
+	trustedFor string
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State
@@ -338,7 +345,7 @@ type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
 // cannot be invalidated by a concurrent writer. Nothing is written when fn
 // or validation fails.
 func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
-	if err := l.checkCanWrite(true); err != nil {
+	if err := l.checkCanWrite(false); err != nil {
 		return nil, err
 	}
 	lock, err := l.Store.LockRef(LedgerRef)
@@ -356,12 +363,19 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		return nil, err
 	}
 	now := l.Now().UTC()
-	fs, err := fn(st, now)
+	vst, err := l.view(st)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := fn(vst, now)
 	if err != nil {
 		return nil, err
 	}
 	if len(fs) == 0 {
 		return nil, nil
+	}
+	if err := l.checkCanWrite(true); err != nil {
+		return nil, err
 	}
 	for i, f := range fs {
 		f.V = 1
@@ -547,7 +561,7 @@ func (l *Ledger) Init() (bool, error) {
 	if !lock.Old.IsZero() {
 		return false, nil
 	}
-	if err := l.checkCanWrite(true); err != nil {
+	if err := l.checkCanWrite(false); err != nil {
 		return false, err
 	}
 	fh, err := l.Store.WriteBlob([]byte(FormatContent))

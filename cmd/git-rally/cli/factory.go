@@ -107,6 +107,11 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 		return nil, err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	if o := f.toolFlag; o != "" {
+		l.Self = o
+	} else {
+		l.Self = os.Getenv("RALLY_TOOL")
+	}
 	f.ledger = l
 	return l, nil
 }
@@ -121,7 +126,7 @@ func (f *factory) State() (*facts.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := l.Read()
+	st, err := l.View()
 	if err == nil {
 		f.state = st
 	}
@@ -177,6 +182,9 @@ func (f *factory) Identity() (facts.Owner, error) {
 	}
 	if err := facts.CheckTool(o.Tool); err != nil {
 		return o, err
+	}
+	if f.ledger != nil && f.ledger.Self != o.Tool {
+		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
 	}
 	return o, nil
 }

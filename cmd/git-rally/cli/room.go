@@ -80,6 +80,9 @@ type totalsJSON struct {
 	Facts     int            `json:"facts"`
 	Retracted int            `json:"retracted"`
 	ByKind    map[string]int `json:"by_kind"`
+	// Ignored counts other tools' facts that are not verified, which
+	// rally.requireSigned keeps from acting.
+	Ignored int `json:"ignored,omitempty"`
 }
 
 type roomJSON struct {
@@ -132,6 +135,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 		return err
 	}
 	addRoomVerdicts(v, &out, room)
+	out.Totals.Ignored = f.ledger.Ignored
 	if opts.j.on() {
 		return f.printJSON(&opts.j, out)
 	}
@@ -252,7 +256,11 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 	if head == "" {
 		head = "(no ledger yet: git rally init)"
 	}
-	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted)
+	ign := ""
+	if r.Totals.Ignored > 0 {
+		ign = fmt.Sprintf(", %d ignored: not verified (rally.requireSigned)", r.Totals.Ignored)
+	}
+	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted%s)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted, ign)
 	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
 	for _, p := range r.Peers {
 		who := p.Tool

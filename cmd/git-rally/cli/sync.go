@@ -121,7 +121,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		}
 		return err
 	}
-	st, err := l.Read()
+	st, err := l.View()
 	if err != nil {
 		return err
 	}
