@@ -22,13 +22,23 @@ type Source interface {
 	Room() ([]byte, error)
 	Log(kind, tool string, n int) ([]byte, error)
 	Worktrees() ([]byte, error)
-	Plan() ([]byte, error)                    // ErrUnavailable when this build has no plans
+	Plan(name string) ([]byte, error)         // plan status [name] --json; ErrUnavailable when this build has no plans
 	Commits(n int) (map[string]string, error) // fact id -> ledger commit, for the newest n commits
 	Head() (string, error)                    // the ledger's head commit ("" before init)
 }
 
 // ErrUnavailable is a view this build cannot answer.
 var ErrUnavailable = errors.New("not available in this build")
+
+// CommandError is a command that failed with its --json error object
+// on stdout: the API passes the object on.
+type CommandError struct {
+	Exit int
+	JSON []byte
+	Msg  string
+}
+
+func (e *CommandError) Error() string { return e.Msg }
 
 // Options configure a Server.
 type Options struct {
@@ -152,7 +162,7 @@ func (s *Server) Handler() http.Handler {
 		return s.src.Log(kind, tool, n)
 	}))
 	mux.HandleFunc("GET /api/worktrees", s.api(func(r *http.Request) ([]byte, error) { return s.src.Worktrees() }))
-	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan() }))
+	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan(r.URL.Query().Get("plan")) }))
 	mux.HandleFunc("GET /events", s.events)
 	return s.guard(mux)
 }
@@ -215,6 +225,19 @@ func (s *Server) api(get func(*http.Request) ([]byte, error)) http.HandlerFunc {
 		if errors.As(err, &ue) {
 			w.WriteHeader(http.StatusBadRequest)
 			fmt.Fprintf(w, "{\"error\": {\"code\": \"usage\", \"message\": %q}}\n", err.Error())
+			return
+		}
+		var ce *CommandError
+		if errors.As(err, &ce) && len(ce.JSON) > 0 {
+			switch ce.Exit {
+			case 2:
+				w.WriteHeader(http.StatusBadRequest)
+			case 3:
+				w.WriteHeader(http.StatusConflict)
+			default:
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+			w.Write(ce.JSON)
 			return
 		}
 		if errors.Is(err, ErrUnavailable) {

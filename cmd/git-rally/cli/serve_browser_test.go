@@ -80,6 +80,15 @@ func TestServeInBrowser(t *testing.T) {
 	firstField(rallyT(t, "handoff", "--tool", "codex:verify-1", "--target", "claude_code:impl-1", "--subject", "review the tests"))
 	rallyT(t, "receipt", h1, "--tool", "codex:verify-1")
 	rallyT(t, "risk", "--tool", "codex:verify-1", "--subject", "the API has no rate limit")
+	plan := `{"id": "checkout-v2", "goal": "new checkout flow", "tasks": [
+		{"id": "pay", "goal": "the payment API", "owns": ["dir:lib/pay"], "check": "go test ./lib/pay/..."},
+		{"id": "page", "goal": "the checkout page", "owns": ["dir:web/checkout"], "depends_on": ["pay"]},
+		{"id": "guide", "goal": "the user guide", "owns": ["dir:guide"]}]}`
+	if err := os.WriteFile(filepath.Join(repo, "plan.json"), []byte(plan), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	rallyT(t, "plan", "start", "plan.json", "--tool", "claude_code:impl-1")
+	rallyT(t, "plan", "take", "pay", "--tool", "codex:verify-1")
 	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
 	wt := filepath.Join(repo, ".rally", "worktrees", "impl-1")
 	if err := os.MkdirAll(filepath.Join(wt, "src"), 0o777); err != nil {
@@ -143,6 +152,10 @@ func TestServeInBrowser(t *testing.T) {
 		{"write", "POST", base + "/api/room?token=" + token, "", nil, 405},
 		{"the page", "GET", url, "", nil, 200},
 		{"the room's JSON", "GET", base + "/api/room?token=" + token, "", nil, 200},
+		{"the plan's JSON", "GET", base + "/api/plan?token=" + token, "", nil, 200},
+		{"an unknown plan", "GET", base + "/api/plan?plan=nope&token=" + token, "", nil, 400},
+		{"the log's JSON", "GET", base + "/api/log?kind=claim&token=" + token, "", nil, 200},
+		{"the worktree plan's JSON", "GET", base + "/api/worktrees?token=" + token, "", nil, 200},
 	} {
 		if got := status(c.method, c.url, c.hdr, c.host); got != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
@@ -263,6 +276,13 @@ func TestServeInBrowser(t *testing.T) {
 	shoot("history.png")
 	if st := eval(`fetch("/api/room").then(r => r.status)`, chromedp.EvalAwaitPromise); st != 403 {
 		t.Errorf("a fetch without the token got %d, want 403", st)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/plans?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(`.col-taken .task[data-task="pay"]`))); err != nil {
+		t.Fatalf("plans view: the taken task is not in the taken column: %v", err)
+	}
+	if b := text(".board"); !strings.Contains(b, "checkout-v2") || !strings.Contains(b, "waits on pay") || !strings.Contains(b, "codex:verify-1") {
+		t.Errorf("the board lacks the plan, a waiting task or the taker:\n%s", b)
 	}
 	for _, v := range []string{"worktrees", "plans"} {
 		if err := chromedp.Do(bctx, chromedp.Navigate(base+"/"+v+"?token="+token), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
