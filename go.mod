@@ -3,6 +3,7 @@ module github.com/git-rally/git-rally
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/fsnotify/fsnotify v1.10.1
 	github.com/go-git/go-billy/v5 v5.9.2
