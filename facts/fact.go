@@ -29,12 +29,13 @@ const (
 	KindRisk         = "risk"
 	KindDecision     = "decision"
 	KindSession      = "session"
+	KindDelivery     = "delivery"
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery}
 
 // Access modes.
 const (
@@ -84,6 +85,11 @@ type Fact struct {
 	Path   string `json:"path,omitempty"`
 	Branch string `json:"branch,omitempty"`
 	Base   string `json:"base,omitempty"`
+	// Managed sessions (§13): what runs it and where.
+	Agent    string   `json:"agent,omitempty"`
+	Backend  string   `json:"backend,omitempty"`
+	Worktree string   `json:"worktree,omitempty"`
+	Command  []string `json:"command,omitempty"`
 
 	// Raw is the line as stored, unknown keys included.
 	Raw []byte `json:"-"`
@@ -208,9 +214,11 @@ type UsageError struct {
 func (e *UsageError) Error() string { return e.Msg }
 
 // RefusedError is a write refused by a rule: exit 3, nothing written.
+// Code is a stable kebab-case word for machines (not-target, not-author).
 type RefusedError struct {
 	Msg  string
 	Hint string
+	Code string
 }
 
 func (e *RefusedError) Error() string { return e.Msg }

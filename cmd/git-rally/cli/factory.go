@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -181,7 +182,7 @@ func (f *factory) Identity() (facts.Owner, error) {
 		o.Tool = bound.Tool
 	}
 	if o.Tool == "" {
-		return o, &usageError{msg: "no identity: who is writing?",
+		return o, &usageError{code: "no-identity", msg: "no identity: who is writing?",
 			hint: "pass --tool <name> (for example --tool claude_code:impl-1), or export RALLY_TOOL, or git config rally.tool <name>"}
 	}
 	if err := facts.CheckTool(o.Tool); err != nil {
@@ -268,6 +269,15 @@ func (f *factory) appendFacts(j *jsonFlags, fn facts.AppendFunc) ([]*facts.Fact,
 	}
 	fs, err := l.Append(fn)
 	f.state = nil
+	var nc *facts.NoChange
+	if errors.As(err, &nc) {
+		// Already in effect: nothing written, and that is success.
+		fmt.Fprintf(f.err, "git-rally: note: %s\n", nc.Msg)
+		if j.on() {
+			return nil, f.writeResult(j, nil)
+		}
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

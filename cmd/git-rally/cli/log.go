@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,10 @@ func runLog(f *factory, opts *logOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.kind != "" && !knownKind(opts.kind, all) {
+		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
+			hint: "git rally log --kind claim"}
+	}
 	var sel []*facts.Fact
 	for _, fa := range all {
 		if opts.kind != "" && fa.Kind != opts.kind {
@@ -71,6 +76,22 @@ func runLog(f *factory, opts *logOptions) error {
 			verdictTag(verdictOf(v, fa.ID, fa.Tool)))
 	}
 	return nil
+}
+
+// knownKind: a kind this version knows, or one some fact in the ledger has
+// (facts of newer kinds are kept and shown).
+func knownKind(k string, all []*facts.Fact) bool {
+	for _, x := range facts.Kinds {
+		if x == k {
+			return true
+		}
+	}
+	for _, fa := range all {
+		if fa.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 func shortAgo(now time.Time, at string) string {

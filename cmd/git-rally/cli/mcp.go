@@ -188,7 +188,7 @@ func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
 			hints = append(hints, h)
 		}
 	}
-	obj := map[string]any{"exit": code, "code": errorCode(err, code), "message": msg, "hints": append([]string{}, hints...)}
+	obj := map[string]any{"exit": code, "code": errorCode(err), "message": msg, "hints": append([]string{}, hints...)}
 	var ce *facts.ConflictError
 	if errors.As(err, &ce) {
 		c := map[string]any{"owner": ce.Owner.String(), "scope": ce.Scope, "claim": ce.ClaimID, "owner_state": ce.State}
@@ -200,19 +200,4 @@ func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
 	}
 	o.Error, _ = json.Marshal(map[string]any{"error": obj})
 	return o
-}
-
-func errorCode(err error, exit int) string {
-	var ce *facts.ConflictError
-	switch {
-	case errors.As(err, &ce):
-		return "claim-conflict"
-	case exit == ExitUsage:
-		return "usage"
-	case exit == ExitRefused:
-		return "refused"
-	case exit == ExitStop:
-		return "strict-stop"
-	}
-	return "error"
 }
