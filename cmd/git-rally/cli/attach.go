@@ -26,4 +26,3 @@ func newCmdAttach(f *factory) *cobra.Command {
 		},
 	}
 }
-
