@@ -98,6 +98,7 @@ type roomJSON struct {
 	Risks     []noteJSON        `json:"risks"`
 	Worktrees []worktreeJSON    `json:"worktrees"`
 	Sessions  []roomSessionJSON `json:"sessions"`
+	Plans     []roomPlanJSON    `json:"plans,omitempty"`
 	Totals    totalsJSON        `json:"totals"`
 }
 
@@ -135,6 +136,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	}
 	out := toRoomJSON(room)
 	out.Sessions = roomSessions(st)
+	out.Plans = roomPlans(st)
 	v, err := f.verifier()
 	if err != nil {
 		return err
@@ -313,4 +315,5 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
+	printRoomPlans(w, r.Plans)
 }
