@@ -309,7 +309,13 @@ func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
 			}
 			f, err := Parse(line)
 			if err != nil {
-				l.warn("skipping unreadable line in %s: %v", b.path, err)
+				l.warn("skipping unreadable line in %s: %v", Sanitize(b.path, 200), err)
+				continue
+			}
+			if c := checkStored(f, line, baseName(b.path)); c != nil {
+				// Kept in the ledger and synced unchanged; never
+				// believed: it shadows, replaces or closes nothing.
+				l.warn("skipping corrupt fact in %s: %s: %s", Sanitize(b.path, 200), c.Code, c.Message)
 				continue
 			}
 			out = append(out, f)
@@ -397,6 +403,12 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	}
 	if err := lock.Commit(commit); err != nil {
 		return nil, err
+	}
+	// The ref has moved: a prune that read the refs before may still
+	// delete the objects it now needs. Other writers may go on meanwhile.
+	lock.Unlock()
+	if err := l.Store.Ensure(); err != nil {
+		return nil, fmt.Errorf("fact recorded, but its objects could not be checked: %w", err)
 	}
 	// The facts are acknowledged from here on; the cache is disposable.
 	cp := st.clone()
@@ -551,7 +563,11 @@ func (l *Ledger) Init() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, lock.Commit(c)
+	if err := lock.Commit(c); err != nil {
+		return false, err
+	}
+	lock.Unlock()
+	return true, l.Store.Ensure()
 }
 
 // ErrNoFact is returned when no fact has the given id.

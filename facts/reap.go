@@ -82,7 +82,7 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	var ps []Problem
 	if p, mod, ok := l.Store.RefLockFile(LedgerRef); ok {
 		ps = append(ps, Problem{Code: "lock-file", Path: p,
-			Message: fmt.Sprintf("%s exists (modified %s); a writer is running or was killed; the next append removes it once stale", p, FormatTime(mod))})
+			Message: fmt.Sprintf("%s exists (modified %s): a git process is updating the ledger, or one was killed while it did; the next append removes it only if a killed rally left it; otherwise remove it when no git process is running", p, FormatTime(mod))})
 	}
 	head, err := l.Head()
 	if err != nil {

@@ -80,6 +80,7 @@ func classify(err error) (int, string, string) {
 		ee *exitError
 		ge *refs.GitError
 		fe *facts.FailedError
+		le *refs.LockedError
 	)
 	switch {
 	case errors.As(err, &ee):
@@ -98,6 +99,8 @@ func classify(err error) (int, string, string) {
 		return ExitError, err.Error(), "run git rally inside a git repository, or `git init` one"
 	case errors.As(err, &fe):
 		return ExitError, err.Error(), fe.Hint
+	case errors.As(err, &le):
+		return ExitError, le.Error(), le.Hint()
 	case errors.As(err, &ge):
 		return ExitError, err.Error(), ""
 	}
