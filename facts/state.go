@@ -2,7 +2,6 @@ package facts
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -65,6 +64,8 @@ type State struct {
 	Retracted int            `json:"retracted"`
 	ByKind    map[string]int `json:"by_kind"`
 	Bad       int            `json:"bad,omitempty"`
+	// Damaged marks a projection whose cached parts did not decode.
+	Damaged bool `json:"-"`
 
 	Peers  map[string]*Peer `json:"peers"`
 	Claims map[string]*Fact `json:"claims"`
@@ -90,9 +91,10 @@ func (s *State) Handoffs() map[string]*Handoff {
 	if s.handoffs == nil {
 		m, err := decodeHandoffs(s.handoffsGob)
 		if err != nil {
-			// The bytes passed the cache file's own decoding and were
-			// written by this version: only a damaged file gets here.
-			panic(fmt.Sprintf("facts: the cached handoffs do not decode (delete the rally/cache directory): %v", err))
+			// The bytes passed their checksum and their content hash
+			// when the cache was loaded: only a bug in this version gets
+			// here. The projection is marked so that it is not saved.
+			m, s.Damaged = map[string]*Handoff{}, true
 		}
 		s.handoffs, s.handoffsGob, s.handoffsFile = m, nil, ""
 	}
