@@ -37,44 +37,66 @@ type CheckResult struct {
 // a warning) a write that a claim would refuse, because the record and the
 // advice differ on purpose.
 func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckResult {
+	scopes := make([]Scope, len(paths))
+	for i, p := range paths {
+		scopes[i] = Scope{"file", p}
+	}
+	return s.CheckScopes(me, scopes, now)
+}
+
+// CheckScopes is the write check for any scopes: a file is a path, and a
+// dir, a glob, a port or a service is answered against the claims it
+// overlaps by the rules of claims. A finding names the scope the covering
+// claim holds. Findings carry the path of a file scope, else the scope.
+func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult {
 	res := CheckResult{Allow: true}
 	claims := s.SortedClaims()
 	blockers := sortedFacts(s.Blockers)
-	for _, p := range paths {
+	for _, q := range asked {
+		p := q.String()
+		if q.Kind == "file" {
+			p = q.Value
+		}
 		covered := false
 		for _, c := range claims {
-			if !coversAny(c.Scopes, p) {
+			held, ok := overlapping(c.Scopes, q)
+			if !ok {
 				continue
 			}
 			covered = true
 			f := Finding{Path: p, Claim: c.ID, Owner: c.Owner()}
 			state := s.OwnerState(c.Owner(), now)
 			last, _ := s.LastSeen(c.Owner())
+			what := held
+			if held != q.String() {
+				what = fmt.Sprintf("%s, which covers %s,", held, p)
+			}
 			switch {
 			case c.Owner() == me:
 				f.Code, f.Severity = OwnClaim, SevInfo
-				f.Message = fmt.Sprintf("you hold %s (claim %s)", p, c.ID)
+				f.Message = fmt.Sprintf("you hold %s (claim %s)", held, c.ID)
 			case normAccess(c.Access) == Advisory:
 				f.Code, f.Severity = AdvisoryClaim, SevInfo
-				f.Message = fmt.Sprintf("%s marked %s as advisory (claim %s)", c.Owner(), p, c.ID)
+				f.Message = fmt.Sprintf("%s marked %s as advisory (claim %s)", c.Owner(), held, c.ID)
 			case state == Active:
 				f.Code, f.Severity = ClaimedPath, SevStop
 				f.Message = fmt.Sprintf("%s holds %s (claim %s) and was active %s ago; ask with `git rally handoff --target %s`",
-					c.Owner(), p, c.ID, Ago(now.Sub(last)), c.Tool)
+					c.Owner(), what, c.ID, Ago(now.Sub(last)), c.Tool)
 			default:
 				f.Code, f.Severity = StaleOwnerClaim, SevWarn
 				f.Message = fmt.Sprintf("%s holds %s (claim %s) but is %s (last active %s ago); writing is allowed, claiming is not until it is released or taken over",
-					c.Owner(), p, c.ID, state, Ago(now.Sub(last)))
+					c.Owner(), what, c.ID, state, Ago(now.Sub(last)))
 			}
 			res.add(f)
 		}
 		for _, b := range blockers {
-			if !coversAny(b.Scopes, p) {
+			held, ok := overlapping(b.Scopes, q)
+			if !ok {
 				continue
 			}
 			covered = true
 			res.add(Finding{Code: ActiveBlocker, Severity: SevStop, Path: p, Claim: b.ID, Owner: b.Owner(),
-				Message: fmt.Sprintf("blocker %s by %s covers %s: %s; lift it with `git rally resolve %s`", b.ID, b.Owner(), p, b.Subject, b.ID)})
+				Message: fmt.Sprintf("blocker %s by %s on %s covers %s: %s; lift it with `git rally resolve %s`", b.ID, b.Owner(), held, p, b.Subject, b.ID)})
 		}
 		if !covered {
 			res.add(Finding{Code: Unclaimed, Severity: SevInfo, Path: p, Message: "nobody claims " + p})
@@ -83,18 +105,19 @@ func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckR
 	return res
 }
 
+// overlapping returns the first of scopes that overlaps q.
+func overlapping(scopes []string, q Scope) (string, bool) {
+	for _, sc := range scopes {
+		if Overlap(ParseCanonical(sc), q) {
+			return sc, true
+		}
+	}
+	return "", false
+}
+
 func (r *CheckResult) add(f Finding) {
 	if f.Severity == SevStop {
 		r.Allow = false
 	}
 	r.Findings = append(r.Findings, f)
-}
-
-func coversAny(scopes []string, p string) bool {
-	for _, sc := range scopes {
-		if Covers(ParseCanonical(sc), p) {
-			return true
-		}
-	}
-	return false
 }

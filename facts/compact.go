@@ -50,7 +50,7 @@ func (s *State) CompactRoom(me Owner, scopes []string, budget int, now time.Time
 	}
 	c.Claims = onPath
 	for _, h := range room.Handoffs {
-		if h.Fact.Target == me.Tool {
+		if AddressedTo(h.Fact, me.Tool) {
 			c.Handoffs = append(c.Handoffs, h)
 		}
 	}
@@ -119,7 +119,7 @@ func touches(a, b []string) bool {
 func countTo(hs []HandoffView, tool string) int {
 	n := 0
 	for _, h := range hs {
-		if h.Fact.Target == tool {
+		if AddressedTo(h.Fact, tool) {
 			n++
 		}
 	}

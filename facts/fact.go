@@ -208,9 +208,11 @@ type UsageError struct {
 func (e *UsageError) Error() string { return e.Msg }
 
 // RefusedError is a write refused by a rule: exit 3, nothing written.
+// Code is a stable kebab-case word for machines (not-target, not-author).
 type RefusedError struct {
 	Msg  string
 	Hint string
+	Code string
 }
 
 func (e *RefusedError) Error() string { return e.Msg }

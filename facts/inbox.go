@@ -15,16 +15,22 @@ type InboxItem struct {
 	Stale bool
 }
 
-// Inbox lists the unresolved handoffs targeted at any of tools, oldest
-// first. Swept (expired) handoffs stay, marked stale.
+// Inbox lists what waits for any of tools, oldest first: the handoffs
+// addressed to them (to all: every peer but the sender) that nobody has
+// answered, in state open, or expired when swept (and then stale); and
+// the handoffs one of them acknowledged but has not resolved, in state
+// acknowledged, which wait for no answer but are its work in progress.
 func (s *State) Inbox(tools []string, now time.Time) []InboxItem {
-	want := map[string]bool{}
-	for _, t := range tools {
-		want[t] = true
-	}
 	var out []InboxItem
 	for _, h := range s.sortedHandoffs() {
-		if !want[h.Fact.Target] {
+		by := h.AnsweredBy()
+		mine := false
+		for _, t := range tools {
+			if (by == "" && AddressedTo(h.Fact, t)) || (by != "" && by == t) {
+				mine = true
+			}
+		}
+		if !mine {
 			continue
 		}
 		v := s.handoffView(h, now)

@@ -52,6 +52,16 @@ type Ledger struct {
 	// AutoPack starts a background incremental pack after an append once
 	// loose objects pile up (see refs.Store.MaybePack).
 	AutoPack bool
+	// Signing is the repository's signing configuration (signing.go).
+	Signing  Signing
+	verifier *Verifier // the last Verifier, at its head
+	// Self is the caller's tool: under rally.requireSigned its own
+	// unsigned facts still count for it (View).
+	Self string
+	// Ignored counts the facts the last View left out.
+	Ignored    int
+	trusted    *State
+	trustedFor string
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State
@@ -66,7 +76,9 @@ func Open(commonDir string, now func() time.Time) (*Ledger, error) {
 	if now == nil {
 		now = time.Now
 	}
-	return &Ledger{Store: st, Now: now, cache: newCache(commonDir)}, nil
+	l := &Ledger{Store: st, Now: now, cache: newCache(commonDir)}
+	l.configureSigning(commonDir)
+	return l, nil
 }
 
 // Close releases the store.
@@ -339,6 +351,9 @@ type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
 // cannot be invalidated by a concurrent writer. Nothing is written when fn
 // or validation fails.
 func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
+	if err := l.checkCanWrite(false); err != nil {
+		return nil, err
+	}
 	lock, err := l.Store.LockRef(LedgerRef)
 	if err != nil {
 		return nil, err
@@ -354,12 +369,19 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		return nil, err
 	}
 	now := l.Now().UTC()
-	fs, err := fn(st, now)
+	vst, err := l.view(st)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := fn(vst, now)
 	if err != nil {
 		return nil, err
 	}
 	if len(fs) == 0 {
 		return nil, nil
+	}
+	if err := l.checkCanWrite(true); err != nil {
+		return nil, err
 	}
 	for i, f := range fs {
 		f.V = 1
@@ -550,6 +572,9 @@ func (l *Ledger) Init() (bool, error) {
 	defer lock.Unlock()
 	if !lock.Old.IsZero() {
 		return false, nil
+	}
+	if err := l.checkCanWrite(false); err != nil {
+		return false, err
 	}
 	fh, err := l.Store.WriteBlob([]byte(FormatContent))
 	if err != nil {

@@ -59,6 +59,9 @@ func (l *Ledger) Merge(theirs refs.Hash, o MergeOptions) (MergeResult, error) {
 	if err := l.checkFormat(tc.Tree); err != nil {
 		return MergeResult{}, err
 	}
+	if err := l.checkCanWrite(false); err != nil {
+		return MergeResult{}, err
+	}
 	lock, err := l.Store.LockRef(LedgerRef)
 	if err != nil {
 		return MergeResult{}, err

@@ -6,6 +6,14 @@ import (
 	"time"
 )
 
+// NoChange is a state change that is in effect already: the append writes
+// nothing and the command succeeds, with Msg as a note.
+type NoChange struct{ Msg string }
+
+func (e *NoChange) Error() string { return e.Msg }
+
+func noChange(format string, a ...any) error { return &NoChange{Msg: fmt.Sprintf(format, a...)} }
+
 // Simple returns an AppendFunc that writes one fact as given.
 func Simple(f *Fact) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) { return []*Fact{f}, nil }
@@ -47,7 +55,12 @@ func Claim(req ClaimRequest) AppendFunc {
 			return []*Fact{claim}, nil
 		}
 		if !req.Takeover {
-			return nil, st.conflictError(conflicts[0], req.Owner, now)
+			e := st.conflictError(conflicts[0], req.Owner, now)
+			e.All = []*ConflictError{e}
+			for _, c := range conflicts[1:] {
+				e.All = append(e.All, st.conflictError(c, req.Owner, now))
+			}
+			return nil, e
 		}
 		var out []*Fact
 		seen := map[string]bool{}
@@ -55,7 +68,7 @@ func Claim(req ClaimRequest) AppendFunc {
 			o := c.Claim.Owner()
 			last, _ := st.LastSeen(o)
 			if silent := now.Sub(last); silent < TakeoverSilence {
-				return nil, &RefusedError{
+				return nil, &RefusedError{Code: "takeover-too-early",
 					Msg: fmt.Sprintf("takeover refused: %s was active %s ago; it holds %s (claim %s)", o, Ago(silent), c.Scope, c.Claim.ID),
 					Hint: fmt.Sprintf("takeover is allowed from %s, after 2h of silence; until then `git rally handoff --target %s --subject \"need %s\"`",
 						FormatTime(last.Add(TakeoverSilence)), o.Tool, c.Scope),
@@ -73,55 +86,108 @@ func Claim(req ClaimRequest) AppendFunc {
 	}
 }
 
-// Release closes the caller's claims named by id or by scope. resolved maps
-// each argument to claim ids found by the caller (ids resolved outside the
-// lock); scope arguments are matched here against the caller's open claims.
+// Release closes the caller's claims named by id or by scope: ids are
+// claim ids found by the caller (resolved outside the lock); scope
+// arguments are matched here against the caller's open claims. Releasing
+// only claims of the caller's that are closed already writes nothing
+// (NoChange); a claim id that a re-claim renewed releases the renewal.
 func Release(o Owner, ids []string, scopes []string, reason string) AppendFunc {
+	return ReleaseClaims(o, ids, nil, scopes, reason)
+}
+
+// ReleaseClaims is Release with the claim facts the ids name, so a claim
+// of the caller's that is closed already is told from one that never was.
+func ReleaseClaims(o Owner, ids []string, known []*Fact, scopes []string, reason string) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) {
-		var out []*Fact
-		done := map[string]bool{}
-		add := func(c *Fact) {
-			if done[c.ID] {
-				return
-			}
-			done[c.ID] = true
-			out = append(out, &Fact{Kind: KindRelease, Tool: o.Tool, Session: o.Session, Ref: c.ID, Scopes: c.Scopes, Reason: reason})
-		}
-		for _, id := range ids {
-			c := st.Claims[id]
-			if c == nil {
-				return nil, &UsageError{Msg: fmt.Sprintf("claim %s is not open", id), Hint: "git rally room"}
-			}
-			if c.Owner() != o {
-				return nil, &RefusedError{Msg: fmt.Sprintf("claim %s is held by %s, not %s; only the owner may release it", id, c.Owner(), o),
-					Hint: fmt.Sprintf("git rally claim %s --takeover (after 2h of the owner's silence)", strings.Join(c.Scopes, " "))}
-			}
-			add(c)
-		}
-		for _, sc := range scopes {
-			var mine, others []*Fact
-			for _, c := range st.SortedClaims() {
-				if !containsStr(c.Scopes, sc) {
+		var closed, rest []string
+		for i, id := range ids {
+			if st.Claims[id] == nil && i < len(known) && known[i].Owner() == o {
+				if r := renewalOf(st, o, known[i]); r != nil {
+					id = r.ID
+				} else {
+					closed = append(closed, id)
 					continue
 				}
-				if c.Owner() == o {
-					mine = append(mine, c)
-				} else {
-					others = append(others, c)
-				}
 			}
-			if len(mine) == 0 {
-				if len(others) > 0 {
-					return nil, &RefusedError{Msg: fmt.Sprintf("%s is held by %s, not %s; only the owner may release it", sc, others[0].Owner(), o)}
-				}
-				return nil, &UsageError{Msg: fmt.Sprintf("%s holds no open claim on %s", o, sc), Hint: "git rally room"}
+			rest = append(rest, id)
+		}
+		if len(closed) > 0 && len(rest) == 0 && len(scopes) == 0 {
+			return nil, noChange("claim %s is closed already; nothing to release", strings.Join(closed, ", "))
+		}
+		return release(st, o, rest, scopes, reason)
+	}
+}
+
+func release(st *State, o Owner, ids []string, scopes []string, reason string) ([]*Fact, error) {
+	var out []*Fact
+	done := map[string]bool{}
+	add := func(c *Fact) {
+		if done[c.ID] {
+			return
+		}
+		done[c.ID] = true
+		out = append(out, &Fact{Kind: KindRelease, Tool: o.Tool, Session: o.Session, Ref: c.ID, Scopes: c.Scopes, Reason: reason})
+	}
+	for _, id := range ids {
+		c := st.Claims[id]
+		if c == nil {
+			return nil, &UsageError{Msg: fmt.Sprintf("claim %s is not open", id), Hint: "git rally room"}
+		}
+		if c.Owner() != o {
+			return nil, &RefusedError{Code: "not-owner", Msg: fmt.Sprintf("claim %s is held by %s, not %s; only the owner may release it", id, c.Owner(), o),
+				Hint: fmt.Sprintf("git rally claim %s --takeover (after 2h of the owner's silence)", strings.Join(c.Scopes, " "))}
+		}
+		add(c)
+	}
+	for _, sc := range scopes {
+		var mine, others []*Fact
+		for _, c := range st.SortedClaims() {
+			if !containsStr(c.Scopes, sc) {
+				continue
 			}
-			for _, c := range mine {
-				add(c)
+			if c.Owner() == o {
+				mine = append(mine, c)
+			} else {
+				others = append(others, c)
 			}
 		}
-		return out, nil
+		if len(mine) == 0 {
+			if len(others) > 0 {
+				return nil, &RefusedError{Code: "not-owner", Msg: fmt.Sprintf("%s is held by %s, not %s; only the owner may release it", sc, others[0].Owner(), o)}
+			}
+			return nil, &UsageError{Msg: fmt.Sprintf("%s holds no open claim on %s", o, sc), Hint: "git rally room"}
+		}
+		for _, c := range mine {
+			add(c)
+		}
 	}
+	return out, nil
+}
+
+// renewalOf is the open claim of o that renewed claim c: a re-claim
+// supersedes the claim it names, so it is the same claim.
+func renewalOf(st *State, o Owner, c *Fact) *Fact {
+	for _, oc := range st.OwnedClaims(o) {
+		if oc.Ref == c.ID {
+			return oc
+		}
+	}
+	return nil
+}
+
+// LatestRenewal follows the re-claims of claim c through every fact of the
+// ledger to the newest one of its owner, or c itself.
+func LatestRenewal(all []*Fact, c *Fact) *Fact {
+	next := map[string]*Fact{}
+	for _, f := range all {
+		if f.Kind == KindClaim && f.Ref != "" && f.Owner() == c.Owner() {
+			next[f.Ref] = f
+		}
+	}
+	for seen := 0; next[c.ID] != nil && seen < len(all); seen++ {
+		c = next[c.ID]
+	}
+	return c
 }
 
 func containsStr(ss []string, s string) bool {
@@ -134,33 +200,73 @@ func containsStr(ss []string, s string) bool {
 }
 
 // Answer writes a receipt, resolve or artifact that refers to target. Only
-// a handoff's target may answer it, and the sender cannot close its own.
+// a handoff's target may answer it (any peer but the sender for a handoff
+// to all, and then only the first), and the sender cannot close its own.
+// An answer already in effect writes nothing (NoChange).
 func Answer(f *Fact, target *Fact) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) {
-		if err := checkAnswer(f, target); err != nil {
+		if err := checkAnswer(st, f, target); err != nil {
+			return nil, err
+		}
+		if err := answerInEffect(st, f, target); err != nil {
 			return nil, err
 		}
 		return []*Fact{f}, nil
 	}
 }
 
-func checkAnswer(f, target *Fact) error {
+func checkAnswer(st *State, f, target *Fact) error {
 	if target.Kind == KindHandoff {
 		if f.Tool == target.Tool && f.Tool != target.Target {
-			return &RefusedError{Msg: fmt.Sprintf("%s sent handoff %s; the sender cannot %s its own handoff", f.Tool, target.ID, f.Kind),
+			return &RefusedError{Code: "own-handoff", Msg: fmt.Sprintf("%s sent handoff %s; the sender cannot %s its own handoff", f.Tool, target.ID, f.Kind),
 				Hint: "only the target " + target.Target + " answers it; retract it with `git rally retract " + target.ID + " --reason ...`"}
 		}
-		if f.Tool != target.Target {
+		if !AddressedTo(target, f.Tool) {
 			if f.Kind == KindArtifact {
 				return nil // an artifact may cite any handoff; only the target's closes it
 			}
-			return &RefusedError{Msg: fmt.Sprintf("handoff %s is for %s, not %s; only the target may %s it", target.ID, target.Target, f.Tool, f.Kind),
+			return &RefusedError{Code: "not-target", Msg: fmt.Sprintf("handoff %s is for %s, not %s; only the target may %s it", target.ID, target.Target, f.Tool, f.Kind),
+				Hint: "git rally inbox --tool " + f.Tool}
+		}
+		if h := st.Handoffs()[target.ID]; h != nil && !h.mayAnswer(f.Tool) && f.Kind != KindArtifact {
+			return &RefusedError{Code: "answered-by-other", Msg: fmt.Sprintf("handoff %s to all was answered by %s first; it is theirs", target.ID, h.AnsweredBy()),
 				Hint: "git rally inbox --tool " + f.Tool}
 		}
 		return nil
 	}
 	if f.Kind == KindResolve && target.Kind != KindBlocker && target.Kind != KindRisk {
 		return &UsageError{Msg: fmt.Sprintf("%s is a %s; resolve answers a handoff, a blocker or a risk", target.ID, target.Kind)}
+	}
+	return nil
+}
+
+// answerInEffect returns NoChange when the answer would change nothing: a
+// second receipt, a receipt or resolve of a resolved handoff, resolving a
+// blocker or risk that is not open.
+func answerInEffect(st *State, f, target *Fact) error {
+	if f.Kind == KindArtifact {
+		return nil // a result is news even when the handoff is closed
+	}
+	switch target.Kind {
+	case KindHandoff:
+		if _, gone := st.Retraction[target.ID]; gone {
+			return nil
+		}
+		h := st.Handoffs()[target.ID]
+		if h == nil {
+			return noChange("handoff %s is resolved already; nothing written", target.ID)
+		}
+		if f.Kind == KindReceipt && h.AnsweredBy() == f.Tool {
+			return noChange("you acknowledged handoff %s already; resolve it when done: git rally resolve %s", target.ID, target.ID)
+		}
+	case KindBlocker:
+		if f.Kind == KindResolve && st.Blockers[target.ID] == nil {
+			return noChange("blocker %s is not open (resolved or retracted already); nothing written", target.ID)
+		}
+	case KindRisk:
+		if f.Kind == KindResolve && st.Risks[target.ID] == nil {
+			return noChange("risk %s is not open (resolved, retracted, or older than the room keeps); nothing written", target.ID)
+		}
 	}
 	return nil
 }
@@ -172,8 +278,11 @@ func Retract(o Owner, target *Fact, reason string) AppendFunc {
 			return nil, &UsageError{Msg: "retract needs --reason", Hint: "git rally retract " + target.ID + " --reason \"...\""}
 		}
 		if target.Tool != o.Tool {
-			return nil, &RefusedError{Msg: fmt.Sprintf("%s was written by %s, not %s; only the author may retract it", target.ID, target.Tool, o.Tool),
+			return nil, &RefusedError{Code: "not-author", Msg: fmt.Sprintf("%s was written by %s, not %s; only the author may retract it", target.ID, target.Tool, o.Tool),
 				Hint: "write a note or a risk that refers to it: git rally note --ref " + target.ID + " --subject \"...\""}
+		}
+		if r, done := st.Retraction[target.ID]; done {
+			return nil, noChange("%s is retracted already (by %s); nothing written", target.ID, r)
 		}
 		return []*Fact{{Kind: KindRetract, Tool: o.Tool, Session: o.Session, Ref: target.ID, Reason: reason}}, nil
 	}

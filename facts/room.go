@@ -10,6 +10,7 @@ type PeerView struct {
 	Tool, Session, State string
 	LastSeen             time.Time
 	Subject              string
+	LastID               string // the fact that last showed it active
 }
 
 // ClaimView is an open claim with its time-dependent state.
@@ -52,7 +53,7 @@ func (s *State) Room(now time.Time) *Room {
 	r := &Room{Head: s.Head, Clock: s.MaxClock, Facts: s.Facts, Retracted: s.Retracted, ByKind: s.ByKind}
 	for _, p := range s.sortedPeers() {
 		t, _ := time.Parse(time.RFC3339Nano, p.LastAt)
-		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject})
+		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject, LastID: p.Last.ID})
 	}
 	r.Claims = s.ClaimViews(now)
 	for _, h := range s.sortedHandoffs() {

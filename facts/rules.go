@@ -97,6 +97,10 @@ type ConflictError struct {
 	LastSeen time.Time
 	State    string
 	Hint     string
+	// TakeoverAt is when --takeover becomes allowed (after TakeoverSilence).
+	TakeoverAt time.Time
+	// All is every conflicting claim, this one first.
+	All []*ConflictError
 }
 
 func (e *ConflictError) Error() string {
@@ -153,7 +157,8 @@ func (s *State) conflictError(c Conflict, me Owner, now time.Time) *ConflictErro
 	o := c.Claim.Owner()
 	last, _ := s.LastSeen(o)
 	state := s.OwnerState(o, now)
-	e := &ConflictError{Owner: o, Scope: c.Scope, Wanted: c.Wanted, ClaimID: c.Claim.ID, LastSeen: last, State: state}
+	e := &ConflictError{Owner: o, Scope: c.Scope, Wanted: c.Wanted, ClaimID: c.Claim.ID, LastSeen: last, State: state,
+		TakeoverAt: last.Add(TakeoverSilence)}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s was last active %s ago (%s); its lease ", o, Ago(now.Sub(last)), state)
 	if exp := s.LeaseExpires(c.Claim); now.Before(exp) {

@@ -27,6 +27,42 @@ type Handoff struct {
 	Answers map[string]string `json:"answers,omitempty"` // answer id -> kind, target-authored
 	Expired string            `json:"expired,omitempty"` // rally's sweep fact
 	Overdue string            `json:"overdue,omitempty"` // the no-response risk
+	// Answerer is who answered it: its target, or for a handoff to
+	// AllTarget the first peer whose answer counted.
+	Answerer string `json:"answerer,omitempty"`
+}
+
+// AllTarget addresses a handoff to every peer but its sender.
+const AllTarget = "all"
+
+// AddressedTo reports whether handoff h waits for tool's answer: its
+// target, or any peer but the sender when the target is all.
+func AddressedTo(h *Fact, tool string) bool {
+	if h.Target == AllTarget {
+		return tool != h.Tool && tool != SystemTool
+	}
+	return h.Target == tool
+}
+
+// AnsweredBy is who answered the handoff, "" while nobody has.
+func (h *Handoff) AnsweredBy() string {
+	if h.Answerer != "" {
+		return h.Answerer
+	}
+	if len(h.Answers) > 0 {
+		return h.Fact.Target // a projection cached before Answerer existed
+	}
+	return ""
+}
+
+// mayAnswer reports whether tool's answer counts: the target's, or for a
+// handoff to all, the first answering peer's and then only that peer's.
+func (h *Handoff) mayAnswer(tool string) bool {
+	if !AddressedTo(h.Fact, tool) {
+		return false
+	}
+	by := h.AnsweredBy()
+	return by == "" || by == tool
 }
 
 // State reports the handoff's state: open, acknowledged, resolved or expired.
@@ -168,6 +204,7 @@ func Build(all []*Fact) *State {
 	for _, f := range all {
 		s.count(f)
 		if _, gone := s.Retraction[f.ID]; gone {
+			s.supersede(f) // a retracted renewal still ends the claim it renewed
 			continue
 		}
 		if f.Kind == KindRetract {
@@ -300,9 +337,8 @@ func (s *State) retract(r *Fact) error {
 		if !author(s.Claims[id]) {
 			return nil
 		}
-		if s.Claims[id].Ref != "" {
-			return errRebuild // the claim it superseded comes back
-		}
+		// A renewal and the claim it renewed are one claim: the
+		// superseded one is gone already and stays gone.
 		delete(s.Claims, id)
 	case s.Handoffs()[id] != nil:
 		if !author(s.Handoffs()[id].Fact) {
@@ -321,11 +357,14 @@ func (s *State) retract(r *Fact) error {
 		delete(s.Risks, id)
 	case s.answeredBy(id) != nil:
 		h := s.answeredBy(id)
-		if h.Fact.Target != r.Tool {
+		if h.AnsweredBy() != r.Tool {
 			return nil
 		}
 		delete(h.Answers, id)
 		delete(s.Artifacts, id)
+		if len(h.Answers) == 0 {
+			h.Answerer = ""
+		}
 	case s.Artifacts[id] != nil && s.Artifacts[id].Fact.Ref == "":
 		if !author(s.Artifacts[id].Fact) {
 			return nil
@@ -352,10 +391,7 @@ func (s *State) answeredBy(id string) *Handoff {
 func (s *State) apply(f *Fact) {
 	switch f.Kind {
 	case KindClaim:
-		// A re-claim names the claim it renews in ref and supersedes it.
-		if c := s.Claims[f.Ref]; c != nil && c.Owner() == f.Owner() {
-			delete(s.Claims, f.Ref)
-		}
+		s.supersede(f)
 		s.Claims[f.ID] = f
 	case KindRelease:
 		if f.Ref != "" {
@@ -400,6 +436,16 @@ func (s *State) apply(f *Fact) {
 	}
 }
 
+// supersede ends the claim a re-claim renews (named in its ref).
+func (s *State) supersede(f *Fact) {
+	if f.Kind != KindClaim || f.Ref == "" {
+		return
+	}
+	if c := s.Claims[f.Ref]; c != nil && c.Owner() == f.Owner() {
+		delete(s.Claims, f.Ref)
+	}
+}
+
 func (s *State) answer(f *Fact) {
 	if f.Kind == KindArtifact && f.Target != "" {
 		s.Artifacts[f.ID] = &Artifact{Fact: f, For: f.Target}
@@ -409,8 +455,9 @@ func (s *State) answer(f *Fact) {
 	}
 	if h := s.Handoffs()[f.Ref]; h != nil {
 		switch {
-		case f.Tool == h.Fact.Target:
+		case h.mayAnswer(f.Tool):
 			h.Answers[f.ID] = f.Kind
+			h.Answerer = f.Tool
 			if f.Kind == KindArtifact {
 				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
 			}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"time"
@@ -22,12 +23,20 @@ type SyncOptions struct {
 	Push bool
 	// Progress receives git's transfer progress; nil keeps git quiet.
 	Progress io.Writer
-	// Attempts bounds fetch-merge-push rounds when pushes are rejected
-	// (default 5). Backoff is the pause before round n (n >= 2); nil
-	// pauses a jittered few tens of milliseconds, so clones that collide
-	// do not collide again in lockstep.
-	Attempts int
-	Backoff  func(round int) time.Duration
+	// A rejected push is fetched, merged and pushed again for as long as
+	// the remote keeps moving (others land: the system makes progress),
+	// within MaxRounds rounds (default 1000) and Timeout (default 2
+	// minutes). Stalled bounds the rounds in a row that found the remote
+	// where it was and were rejected again (default 8): a lock there that
+	// never clears, a server that refuses without saying so.
+	MaxRounds int
+	Timeout   time.Duration
+	Stalled   int
+	// Backoff is the pause before round n (n >= 2); nil pauses a jittered,
+	// exponentially growing while, so clones that collide do not collide
+	// again in lockstep. Now measures Timeout (default time.Now).
+	Backoff func(round int) time.Duration
+	Now     func() time.Time
 }
 
 // SyncResult reports a sync.
@@ -72,7 +81,9 @@ func FetchRefspec(remote string) string {
 // Sync fetches the remote's ledger into refs/rally-remotes/<remote>/ledger,
 // merges it into the local ledger, records any contested claim once, and
 // pushes the result without force. A rejected push (the remote moved) is
-// fetched, merged and pushed again, a bounded number of times.
+// fetched, merged and pushed again while the remote keeps moving, within
+// the bounds of SyncOptions; a sync that gives up says why
+// (SyncGaveUpError, inside a FailedError with the advice).
 //
 // A remote whose ledger lost facts this clone saw there before (its
 // history was rewritten, or the ref deleted) is reported in the result
@@ -81,12 +92,22 @@ func FetchRefspec(remote string) string {
 // merge commit has the remote's current head as a parent, so the push is a
 // fast-forward of what the remote holds now.
 func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
-	if o.Attempts <= 0 {
-		o.Attempts = 5
+	if o.MaxRounds <= 0 {
+		o.MaxRounds = 1000
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = 2 * time.Minute
+	}
+	if o.Stalled <= 0 {
+		o.Stalled = 8
 	}
 	if o.Backoff == nil {
 		o.Backoff = defaultBackoff
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	start := o.Now()
 	q, err := refs.QueueLock(l.Store.CommonDir, "sync")
 	if err != nil {
 		return nil, err
@@ -96,6 +117,8 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 	track := trackingRef(o.Remote)
 	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
 	ensure := false
+	var last refs.Hash // the remote's head as the previous round fetched it
+	stalled := 0       // rounds in a row that found it there
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if round > 1 {
@@ -113,6 +136,12 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			return res, err
 		}
 		res.RemoteHead = theirs
+		if round > 1 && theirs == last {
+			stalled++
+		} else {
+			stalled = 0
+		}
+		last = theirs
 		res.Fetched = res.Fetched || !theirs.IsZero()
 		// Facts seen on the remote before (at our last sync, or by a
 		// plain git fetch since) that it no longer has.
@@ -185,9 +214,9 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		case refs.RemoteRejected:
 			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary}
 		}
-		if round >= o.Attempts {
-			return res, fmt.Errorf("pushing the ledger to %s: still rejected after %d rounds (%s); others are pushing: run git rally sync again",
-				o.Remote, round, pr.Summary)
+		elapsed := o.Now().Sub(start)
+		if stalled+1 >= o.Stalled || round >= o.MaxRounds || elapsed >= o.Timeout {
+			return res, gaveUp(o.Remote, round, stalled+1, elapsed, pr)
 		}
 		// The remote moved on, or held a commit not in our history:
 		// fetch again, and make sure the next merge has it as a parent.
@@ -237,9 +266,48 @@ func uniqueHashes(hs ...refs.Hash) []refs.Hash {
 	return out
 }
 
+// defaultBackoff doubles from 20 ms up to 1 s, and waits a random time
+// between half of that and all of it.
 func defaultBackoff(round int) time.Duration {
-	base := 25 * time.Millisecond << min(round-2, 4)
-	return base + time.Duration(time.Now().UnixNano()%int64(base))
+	d := min(20*time.Millisecond<<min(round-2, 10), time.Second)
+	return d/2 + rand.N(d/2)
+}
+
+// SyncGaveUpError is a sync whose pushes were rejected round after round
+// until a bound was reached.
+type SyncGaveUpError struct {
+	Remote string
+	Rounds int
+	// Stalled counts the last rounds in a row whose pushes were rejected
+	// against one and the same remote head: nobody was landing.
+	Stalled int
+	Elapsed time.Duration
+	// Summary and Detail are git's words on the last push.
+	Summary, Detail string
+}
+
+func (e *SyncGaveUpError) Error() string {
+	why := "others kept landing there the whole time"
+	if e.Stalled > 1 {
+		why = fmt.Sprintf("the ledger there did not move in the last %d rounds, yet every push was rejected", e.Stalled)
+	}
+	msg := fmt.Sprintf("pushing the ledger to %s: gave up after %d rounds in %s: %s; git said: %s",
+		e.Remote, e.Rounds, e.Elapsed.Round(100*time.Millisecond), why, Sanitize(e.Summary, 200))
+	if e.Detail != "" {
+		msg += ": " + Sanitize(e.Detail, 400)
+	}
+	return msg
+}
+
+// gaveUp is the error of a sync that stops retrying, with the advice.
+func gaveUp(remote string, rounds, stalled int, elapsed time.Duration, pr refs.PushResult) error {
+	e := &SyncGaveUpError{Remote: remote, Rounds: rounds, Stalled: stalled, Elapsed: elapsed, Summary: pr.Summary, Detail: pr.Detail}
+	hint := "git rally sync " + remote
+	if stalled > 1 {
+		hint = "a lock left on " + remote + " (refs/rally/ledger.lock in its git dir) blocks every push; " +
+			"remove it there once no git process runs, then: " + hint
+	}
+	return &FailedError{Err: e, Hint: hint}
 }
 
 // syncMemo is machine-local (never synced), in <common>/rally/sync.json:

@@ -124,7 +124,7 @@ func TestSyncConcurrent(t *testing.T) {
 						return
 					}
 					if w == 0 && i%2 == 1 {
-						_, err = l.Sync(SyncOptions{Remote: "origin", Dir: c.dir, Push: true, Attempts: 20})
+						_, err = l.Sync(SyncOptions{Remote: "origin", Dir: c.dir, Push: true})
 					} else {
 						var fs []*Fact
 						fs, err = l.Append(Simple(&Fact{Kind: KindNote, Tool: "t:" + c.name, Subject: fmt.Sprintf("w%d i%d", w, i)}))

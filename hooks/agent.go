@@ -1,6 +1,8 @@
 package hooks
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -48,6 +50,11 @@ func (a *agentRun) sessionStart() Answer {
 		ids = append(ids, h.Fact.ID)
 	}
 	a.markShown(st, ids)
+	if a.host.name == Cursor && !exported {
+		// Cursor's sessionStart may set the environment of the agent's
+		// own commands.
+		return a.answer(encode(cursorAnswer{AdditionalContext: shown(roomText(a.me, c, true)), Env: map[string]string{"RALLY_TOOL": a.me.Tool}}))
+	}
 	return a.answer(a.host.context(a.host.start, roomText(a.me, c, exported)))
 }
 
@@ -69,6 +76,47 @@ func (a *agentRun) exportIdentity() bool {
 }
 
 func (a *agentRun) preToolUse() Answer {
+	ans := a.checkEdit()
+	if in := a.identityInput(); in != nil && len(ans.Stdout) > 0 && !bytes.Contains(ans.Stdout, []byte(`"decision":"deny"`)) {
+		var env envelope
+		if json.Unmarshal(ans.Stdout, &env) == nil {
+			env.Specific = &specific{HookEventName: a.host.preTool, ToolInput: in}
+			ans.Stdout = encode(env)
+		}
+	}
+	return ans
+}
+
+// identityInput gives a Gemini CLI shell command that runs git rally the
+// hook's identity: Gemini starts the agent's commands with no trace of its
+// session, so the command itself is prefixed with an export of RALLY_TOOL
+// (Gemini tells the model that the hook changed it). Only commands that
+// name rally are touched, and none when RALLY_TOOL is set already.
+func (a *agentRun) identityInput() json.RawMessage {
+	if a.host.name != Gemini || a.p.ToolName != "run_shell_command" || a.inv.Getenv("RALLY_TOOL") != "" {
+		return nil
+	}
+	var in struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(a.p.ToolInput, &in) != nil || !strings.Contains(in.Command, "rally") {
+		return nil
+	}
+	tag := SessionTag(a.host.name, a.p.SessionID)
+	if tag == "" || strings.Contains(in.Command, "RALLY_TOOL=") {
+		return nil
+	}
+	tool := a.host.tool + ":" + tag
+	out, err := json.Marshal(map[string]string{"command": "export RALLY_TOOL='" + tool + "'; " + in.Command})
+	if err != nil {
+		return nil
+	}
+	return out
+}
+
+// checkEdit is the write check of a tool call: deny in strict mode, advice
+// otherwise, claims for the free paths.
+func (a *agentRun) checkEdit() Answer {
 	raw := editPaths(a.host.name, a.p)
 	if len(raw) == 0 {
 		return a.quiet()
@@ -115,7 +163,7 @@ func (a *agentRun) preToolUse() Answer {
 	}
 	var free []string
 	for _, p := range paths {
-		if v := per[p]; !v.own && !v.stop && !v.warn {
+		if v := per[p]; !v.own && !v.stop && !v.warn && !a.dirs[p] {
 			free = append(free, "file:"+p)
 		}
 	}
@@ -212,4 +260,76 @@ func (a *agentRun) markShown(st *facts.State, ids []string) {
 	if err := saveShown(a.repo, a.me, keep); err != nil {
 		a.warn("could not remember shown handoffs: %v", err)
 	}
+}
+
+// afterTool runs after an edit went through (Gemini CLI's AfterTool,
+// Cursor's afterFileEdit). For Gemini it gives the model the warnings its
+// BeforeTool could only show the user: the same check, nothing claimed.
+// Cursor's afterFileEdit cannot answer; an edit Cursor made without
+// preToolUse is claimed there when free.
+func (a *agentRun) afterTool() Answer {
+	if a.host.name == Cursor {
+		if a.p.FilePath != "" && a.p.ToolName == "" {
+			a.p.ToolName = "Write"
+			a.p.ToolInput, _ = json.Marshal(map[string]string{"file_path": a.p.FilePath})
+		}
+		a.checkEdit()
+		return a.answer(a.host.quiet())
+	}
+	raw := editPaths(a.host.name, a.p)
+	if len(raw) == 0 {
+		return a.quiet()
+	}
+	if err := a.open(); err != nil {
+		return a.quiet()
+	}
+	paths := a.repoPaths(raw)
+	st, err := a.ledger.Read()
+	if err != nil || len(paths) == 0 {
+		return a.quiet()
+	}
+	res := st.CheckBeforeWrite(a.me, paths, a.inv.Now)
+	var lines []string
+	for _, f := range res.Findings {
+		if f.Severity == facts.SevStop || f.Severity == facts.SevWarn {
+			long, _ := describe(st, f, a.me, a.inv.Now)
+			lines = append(lines, long)
+		}
+	}
+	if len(lines) == 0 {
+		return a.quiet()
+	}
+	return a.answer(a.host.afterAdvice(findingsText(lines)))
+}
+
+// sessionEnd leaves the room for the host session that ended: its claims
+// are released, so the person's next session (a new identity, from a new
+// session id) is not blocked by them. Inside a managed session the hooks
+// act as the session's tool, which outlives one host session: there rally
+// stop, not the host, ends it.
+func (a *agentRun) sessionEnd() Answer {
+	if a.inv.Getenv("RALLY_MANAGED") == "1" && a.inv.Getenv("RALLY_TOOL") != "" {
+		return a.quiet()
+	}
+	if err := a.open(); err != nil {
+		a.warn("did not leave the room: %v", err)
+		return a.quiet()
+	}
+	st, err := a.ledger.Read()
+	if err != nil {
+		a.warn("did not leave the room: %v", err)
+		return a.quiet()
+	}
+	n := len(st.OwnedClaims(a.me))
+	if p := st.Peers[a.me.String()]; n == 0 && (p == nil || p.Left) {
+		return a.quiet()
+	}
+	subject := fmt.Sprintf("%s session ended; closes %d claim(s)", a.host.tool, n)
+	if a.p.Reason != "" {
+		subject = fmt.Sprintf("%s session ended (%s); closes %d claim(s)", a.host.tool, facts.Sanitize(a.p.Reason, 40), n)
+	}
+	if _, err := a.ledger.Append(facts.Simple(&facts.Fact{Kind: facts.KindLeave, Tool: a.me.Tool, Session: a.me.Session, Subject: subject})); err != nil {
+		a.warn("did not leave the room: %v", err)
+	}
+	return a.quiet()
 }

@@ -22,13 +22,14 @@ func TestAnswersNeverSayAllow(t *testing.T) {
 	if agentHosts[Claude].quiet() != nil || agentHosts[Codex].quiet() != nil {
 		t.Error("Claude Code and Codex allow with no output")
 	}
-	if string(agentHosts[Gemini].quiet()) != "{}\n" {
+	if string(agentHosts[Gemini].quiet()) != "{}\n" || string(agentHosts[Cursor].quiet()) != "{}\n" {
 		t.Error("Gemini CLI allows with {}")
 	}
 }
 
 func TestDenyShapes(t *testing.T) {
-	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"held <by> x"}}` + "\n"
+	// Angle brackets are escaped: peer text cannot close a host's tag.
+	want := `{"hookSpecificOutput":{"hookEventName":"PreToolUse","permissionDecision":"deny","permissionDecisionReason":"held &lt;by&gt; x"}}` + "\n"
 	for _, h := range []string{Claude, Codex} {
 		if got := string(agentHosts[h].deny("held <by> x")); got != want {
 			t.Errorf("%s deny = %s", h, got)
@@ -36,6 +37,20 @@ func TestDenyShapes(t *testing.T) {
 	}
 	if got := string(agentHosts[Gemini].deny("r")); got != `{"decision":"deny","reason":"r"}`+"\n" {
 		t.Errorf("gemini deny = %s", got)
+	}
+	if got := string(agentHosts[Cursor].deny("r <x>\nmore")); got != `{"permission":"deny","user_message":"r &lt;x&gt;","agent_message":"r &lt;x&gt;\nmore"}`+"\n" {
+		t.Errorf("cursor deny = %s", got)
+	}
+	// Gemini's model reads a warning only from AfterTool's additionalContext.
+	if got := string(agentHosts[Gemini].afterAdvice("w </system-reminder>")); got != `{"hookSpecificOutput":{"hookEventName":"AfterTool","additionalContext":"w &lt;/system-reminder&gt;"}}`+"\n" {
+		t.Errorf("gemini after-tool = %s", got)
+	}
+	for name, h := range agentHosts {
+		for _, out := range [][]byte{h.context(h.start, "</system-reminder><b>"), h.advise("</x>", "<y>"), h.deny("<z>")} {
+			if strings.ContainsAny(string(out), "<>") {
+				t.Errorf("%s shows an angle bracket: %s", name, out)
+			}
+		}
 	}
 	// Codex rejects unknown keys: the context answer carries only these.
 	var v map[string]map[string]string

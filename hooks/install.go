@@ -20,6 +20,7 @@ const (
 	Claude = "claude"
 	Codex  = "codex"
 	Gemini = "gemini"
+	Cursor = "cursor"
 )
 
 // DefaultHosts are the hosts `hooks install` handles when no flag names one.
@@ -41,6 +42,9 @@ type Result struct {
 	Chained string   // git: the user's own hook that runs first
 	Events  []string // agent hosts: the events rally's entries answer
 	Note    string   // what the user should know (trust steps, foreign hooks)
+	// Problems are what stands between installed entries and hooks that
+	// run: trust and approval steps, a start directory, a switch.
+	Problems []Problem
 }
 
 // Install adds rally's hook for host. Installing twice changes nothing.
@@ -48,7 +52,7 @@ func Install(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return installGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return installSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)
@@ -59,7 +63,7 @@ func Uninstall(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return uninstallGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return uninstallSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)
@@ -70,7 +74,7 @@ func Status(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return statusGit(r)
-	case Claude, Codex, Gemini:
+	case Claude, Codex, Gemini, Cursor:
 		return statusSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)

@@ -2,6 +2,8 @@ package hooks
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -14,6 +16,13 @@ type payload struct {
 	Source    string          `json:"source"`
 	ToolName  string          `json:"tool_name"`
 	ToolInput json.RawMessage `json:"tool_input"`
+	Reason    string          `json:"reason"` // SessionEnd
+
+	// Cursor names these differently and sends a shell command flat.
+	ConversationID string   `json:"conversation_id"`
+	WorkspaceRoots []string `json:"workspace_roots"`
+	Command        string   `json:"command"`
+	FilePath       string   `json:"file_path"`
 }
 
 // parsePayload reads the host's JSON; anything else is no payload.
@@ -21,6 +30,12 @@ func parsePayload(b []byte) (payload, bool) {
 	var p payload
 	if err := json.Unmarshal(b, &p); err != nil {
 		return payload{}, false
+	}
+	if p.SessionID == "" {
+		p.SessionID = p.ConversationID
+	}
+	if p.Cwd == "" && len(p.WorkspaceRoots) > 0 {
+		p.Cwd = p.WorkspaceRoots[0]
 	}
 	return p, true
 }
@@ -30,15 +45,20 @@ const maxPaths = 256
 
 // editPaths returns the paths a tool call is about to write, as the host
 // gave them (absolute or relative to the payload's cwd). A tool rally does
-// not know, or an opaque shell command, gives none: it is allowed unchecked.
+// not know, or a shell command that writes nothing rally can read
+// (ShellPaths), gives none: it is allowed unchecked.
 func editPaths(host string, p payload) []string {
 	var in struct {
 		FilePath     string `json:"file_path"`
 		NotebookPath string `json:"notebook_path"`
+		Path         string `json:"path"`
 		Command      any    `json:"command"`
 	}
 	if len(p.ToolInput) > 0 && json.Unmarshal(p.ToolInput, &in) != nil {
 		return nil
+	}
+	if p.Command != "" && in.Command == nil {
+		in.Command = p.Command // Cursor's beforeShellExecution
 	}
 	var out []string
 	switch host + "/" + p.ToolName {
@@ -49,12 +69,51 @@ func editPaths(host string, p payload) []string {
 		if in.NotebookPath == "" {
 			out = []string{in.FilePath}
 		}
+	case Cursor + "/Write", Cursor + "/StrReplace", Cursor + "/Edit", Cursor + "/Delete", Cursor + "/MultiEdit", Cursor + "/EditNotebook":
+		out = []string{in.FilePath, in.Path}
 	case Codex + "/apply_patch":
 		if s, ok := in.Command.(string); ok {
 			out = PatchPaths(s)
 		}
+	case Claude + "/Bash", Codex + "/Bash", Codex + "/shell", Codex + "/local_shell", Codex + "/exec_command",
+		Gemini + "/run_shell_command", Cursor + "/Shell":
+		if s := shellCommand(in.Command); s != "" {
+			out = ShellPaths(s, func(d string) bool {
+				if !filepath.IsAbs(d) {
+					if p.Cwd == "" {
+						return false
+					}
+					d = filepath.Join(p.Cwd, d)
+				}
+				fi, err := os.Stat(d)
+				return err == nil && fi.IsDir()
+			})
+		}
 	}
 	return uniquePaths(out)
+}
+
+// shellCommand is the script a shell tool runs: a string, or an argv
+// (["bash", "-lc", script] or a plain program and its arguments).
+func shellCommand(c any) string {
+	switch v := c.(type) {
+	case string:
+		return v
+	case []any:
+		var b strings.Builder
+		for i, a := range v {
+			s, ok := a.(string)
+			if !ok {
+				return ""
+			}
+			if i > 0 {
+				b.WriteByte(' ')
+			}
+			b.WriteString("'" + strings.ReplaceAll(s, "'", `'\''`) + "'")
+		}
+		return b.String()
+	}
+	return ""
 }
 
 func uniquePaths(ps []string) []string {

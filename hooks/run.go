@@ -66,8 +66,26 @@ func Handle(inv Invocation) (ans Answer) {
 		return a.sessionStart()
 	case normEvent(host.preTool), "pretooluse":
 		return a.preToolUse()
+	case normEvent(host.shell):
+		if host.shell == "" {
+			break
+		}
+		if a.p.ToolName == "" {
+			a.p.ToolName = "Shell"
+		}
+		return a.preToolUse()
 	case normEvent(host.prompt), "userpromptsubmit":
+		if host.name == Cursor {
+			return a.quiet() // beforeSubmitPrompt cannot add context
+		}
 		return a.promptSubmit()
+	case normEvent(host.end), "sessionend":
+		return a.sessionEnd()
+	case normEvent(host.afterTool), "aftertool":
+		if host.afterTool == "" {
+			break
+		}
+		return a.afterTool()
 	}
 	return Answer{Stdout: host.quiet(), Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown %s hook event %q; nothing checked\n", inv.Host, inv.Event))}
 }
@@ -85,6 +103,7 @@ type agentRun struct {
 	repo   *worktree.Repo
 	ledger *facts.Ledger
 	me     facts.Owner
+	dirs   map[string]bool // repository paths of the call that are directories
 	stderr strings.Builder
 }
 
@@ -130,6 +149,19 @@ func SessionTag(host, id string) string {
 	return strings.Trim(s, "-")
 }
 
+// HostTool is the identity rally's hooks use for the agent whose shell
+// this process runs in, when the host says which session that is: Codex
+// gives its commands CODEX_THREAD_ID, the session id its hooks receive.
+// "" when no host says.
+func HostTool(getenv func(string) string) string {
+	if id := getenv("CODEX_THREAD_ID"); id != "" {
+		if tag := SessionTag(Codex, id); tag != "" {
+			return agentHosts[Codex].tool + ":" + tag
+		}
+	}
+	return ""
+}
+
 // open finds the repository the host works in (the payload's cwd, else the
 // process's), the identity and the ledger.
 func (a *agentRun) open() error {
@@ -163,6 +195,7 @@ func (a *agentRun) open() error {
 		return err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	l.Self = a.me.Tool
 	a.ledger = l
 	return nil
 }
@@ -198,6 +231,12 @@ func (a *agentRun) repoPaths(raw []string) []string {
 		rel, err := facts.RepoPath(p, facts.PathContext{Root: root, Cwd: root}, false)
 		if err != nil || rel == "." {
 			continue
+		}
+		if fi, err := os.Stat(p); err == nil && fi.IsDir() {
+			if a.dirs == nil {
+				a.dirs = map[string]bool{}
+			}
+			a.dirs[rel] = true // checked, never claimed as a file
 		}
 		out = append(out, rel)
 	}

@@ -21,7 +21,7 @@ type entry struct {
 type hostFile struct {
 	path    string // relative to the worktree's top level
 	entries []entry
-	note    string
+	flat    bool // Cursor: handlers sit in the event's array, no matcher groups
 }
 
 // The entries below are what hosts see and, for Codex, approve by hash:
@@ -31,28 +31,42 @@ var hostFiles = map[string]hostFile{
 		path: ".claude/settings.json",
 		entries: []entry{
 			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit","hooks":[{"type":"command","command":"git rally hook claude pre-tool-use","timeout":10}]}`)},
+			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git rally hook claude pre-tool-use","timeout":10}]}`)},
 			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude user-prompt-submit","timeout":10}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude session-end","timeout":10}]}`)},
 		},
-		note: "Claude Code runs project hooks once this folder is trusted",
 	},
 	Codex: {
 		path: ".codex/hooks.json",
 		entries: []entry{
 			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"^apply_patch$","hooks":[{"type":"command","command":"git rally hook codex pre-tool-use","timeout":10}]}`)},
+			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git rally hook codex pre-tool-use","timeout":10}]}`)},
 			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex user-prompt-submit","timeout":10}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-end","timeout":10}]}`)},
 		},
-		note: "Codex runs project hooks only in a trusted project, after you approve each one in /hooks",
 	},
 	Gemini: {
 		path: ".gemini/settings.json",
 		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally","type":"command","command":"git rally hook gemini session-start","timeout":10000}]}`)},
-			{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace","hooks":[{"name":"git-rally","type":"command","command":"git rally hook gemini before-tool","timeout":10000}]}`)},
-			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally","type":"command","command":"git rally hook gemini before-agent","timeout":10000}]}`)},
+			{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally-session-start","type":"command","command":"git rally hook gemini session-start","timeout":10000}]}`)},
+			{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-before-tool","type":"command","command":"git rally hook gemini before-tool","timeout":10000}]}`)},
+			{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git rally hook gemini after-tool","timeout":10000}]}`)},
+			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git rally hook gemini before-agent","timeout":10000}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git rally hook gemini session-end","timeout":10000}]}`)},
 		},
-		note: "older Gemini CLI versions run hooks only with tools.enableHooks set",
+	},
+	// Cursor's entries are flat: {"command": ...} in the event's array,
+	// beside a top-level "version": 1.
+	Cursor: {
+		path: ".cursor/hooks.json",
+		flat: true,
+		entries: []entry{
+			{"sessionStart", json.RawMessage(`{"command":"git rally hook cursor session-start"}`)},
+			{"preToolUse", json.RawMessage(`{"command":"git rally hook cursor pre-tool-use"}`)},
+			{"beforeShellExecution", json.RawMessage(`{"command":"git rally hook cursor before-shell-execution"}`)},
+			{"afterFileEdit", json.RawMessage(`{"command":"git rally hook cursor after-file-edit"}`)},
+			{"sessionEnd", json.RawMessage(`{"command":"git rally hook cursor session-end"}`)},
+		},
 	},
 }
 
@@ -154,6 +168,13 @@ func dropRally(gs []json.RawMessage) ([]json.RawMessage, bool) {
 			out = append(out, g)
 			continue
 		}
+		var flat struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(g, &flat) == nil && isRallyCommand(flat.Command) {
+			removed = true // a flat (Cursor) entry of rally's
+			continue
+		}
 		raw, _ := obj.get("hooks")
 		var hs []json.RawMessage
 		if json.Unmarshal(raw, &hs) != nil {
@@ -197,7 +218,7 @@ func hasRally(gs []json.RawMessage) bool {
 	return removed
 }
 
-func (sf settingsFile) result(hf hostFile, host string) Result {
+func (sf settingsFile) result(r *worktree.Repo, hf hostFile, host string) Result {
 	res := Result{Host: host, Path: sf.shown, State: StateNotInstalled, Events: hf.events()}
 	h, err := hooksOf(sf)
 	if err != nil {
@@ -219,7 +240,8 @@ func (sf settingsFile) result(hf hostFile, host string) Result {
 	}
 	switch {
 	case all:
-		res.State, res.Note = StateInstalled, hf.note
+		res.State = StateInstalled
+		res.Problems = hostProblems(r, host, sf)
 	case some:
 		res.State, res.Note = StateOutdated, "some of rally's entries are missing or changed; `git rally hooks install --"+host+"` puts them right"
 	}
@@ -249,7 +271,10 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 		changed = true
 	}
 	if !changed {
-		return sf.result(hf, host), nil
+		return sf.result(r, hf, host), nil
+	}
+	if _, ok := sf.doc.get("version"); hf.flat && !ok {
+		sf.doc.set("version", json.RawMessage("1"))
 	}
 	sf.doc.set("hooks", h.compact())
 	indent, nl := style(sf.content)
@@ -278,7 +303,7 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 		saveRecord(r, rec)
 	}
 	sf.exists, sf.content = true, out
-	res := sf.result(hf, host)
+	res := sf.result(r, hf, host)
 	res.Changed = true
 	return res, nil
 }
@@ -332,6 +357,9 @@ func uninstallSettings(r *worktree.Repo, host string) (Result, error) {
 		sf.doc.set("hooks", h.compact())
 	}
 	res.Changed = true
+	if hf.flat && len(sf.doc.keys) == 1 && sf.doc.keys[0] == "version" {
+		sf.doc.del("version") // rally's own line: nothing else is left
+	}
 	if sf.doc.empty() && (rec == nil || !rec.Existed) {
 		if err := os.Remove(sf.path); err != nil {
 			return res, err
@@ -350,5 +378,5 @@ func statusSettings(r *worktree.Repo, host string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return sf.result(hf, host), nil
+	return sf.result(r, hf, host), nil
 }

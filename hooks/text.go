@@ -29,10 +29,10 @@ func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	} else {
 		fmt.Fprintf(&b, "git rally and the pre-commit check know your commands and commits as yours only with RALLY_TOOL=%s in their environment (or --tool %s).\n", t, t)
 	}
-	fmt.Fprintf(&b, "Files you edit are checked against other agents' claims and claimed for you. `git rally room --tool %s` shows the room; `git rally release <path> --tool %s` gives a file back; `git rally leave --tool %s` releases everything when you are done.\n", t, t, t)
+	fmt.Fprintf(&b, "Files you edit are checked against other agents' claims and claimed for you. `git rally room --tool %s` shows the room; `git rally release PATH --tool %s` gives a file back; `git rally leave --tool %s` releases everything when you are done.\n", t, t, t)
 	b.WriteString(untrustedLine + "\n")
 	if len(c.Handoffs) > 0 {
-		fmt.Fprintf(&b, "Handoffs to you (acknowledge: `git rally receipt <id> --tool %s`; close: `git rally resolve <id> --tool %s`):\n", t, t)
+		fmt.Fprintf(&b, "Handoffs to you (acknowledge: `git rally receipt ID --tool %s`; close: `git rally resolve ID --tool %s`):\n", t, t)
 		for _, h := range c.Handoffs {
 			b.WriteString(handoffLine(h.Fact, h.State, h.Age))
 		}
@@ -103,7 +103,7 @@ func handoffLine(f *facts.Fact, state string, age time.Duration) string {
 func inboxText(me facts.Owner, items []facts.InboxItem) string {
 	var b strings.Builder
 	t := ident(me.Tool)
-	fmt.Fprintf(&b, "git rally: new handoffs for %s (acknowledge: `git rally receipt <id> --tool %s`; close: `git rally resolve <id> --tool %s`; full text: `git rally show <id>`).\n", t, t, t)
+	fmt.Fprintf(&b, "git rally: new handoffs for %s (acknowledge: `git rally receipt ID --tool %s`; close: `git rally resolve ID --tool %s`; full text: `git rally show ID`).\n", t, t, t)
 	b.WriteString(untrustedLine + "\n")
 	for _, it := range items {
 		b.WriteString(handoffLine(it.Fact, it.State, it.Age))

@@ -70,7 +70,9 @@ type Commit struct {
 // Store reads and writes objects in a repository's common dir.
 type Store struct {
 	CommonDir string
-	s         *filesystem.Storage
+	// Signer, when set, signs every commit the store writes (sign.go).
+	Signer Signer
+	s      *filesystem.Storage
 	// journal lists every object put since the last Ensure, with its
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.
@@ -346,8 +348,8 @@ func (st *Store) WriteCommit(c Commit) (Hash, error) {
 		gc.ParentHashes = append(gc.ParentHashes, plumbing.Hash(p))
 	}
 	obj := st.s.NewEncodedObject()
-	if err := gc.Encode(obj); err != nil {
-		return ZeroHash, fmt.Errorf("encoding commit: %w", err)
+	if err := st.encodeCommit(&gc, obj); err != nil {
+		return ZeroHash, err
 	}
 	return st.putObject(obj)
 }

@@ -62,6 +62,10 @@ type PushResult struct {
 	Status PushStatus
 	// Summary is git's word for it, e.g. "[rejected] (fetch first)".
 	Summary string
+	// Detail is the error git (or the remote, through git) printed beside
+	// a rejection, e.g. "cannot lock ref 'refs/rally/ledger': Unable to
+	// create '.../ledger.lock': File exists."; empty when it said none.
+	Detail string
 }
 
 // Push runs `git push --porcelain <remote> <src>:<dst>` without force and
@@ -75,6 +79,10 @@ func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) 
 	args = append(args, remote, src+":"+dst)
 	out, err := GitProgress(dir, nil, progress, args...)
 	if r, ok := parsePush(out, dst); ok {
+		var ge *GitError
+		if r.Status >= Rejected && errors.As(err, &ge) {
+			r.Detail = pushDetail(ge.Stderr)
+		}
 		return r, nil
 	}
 	if err != nil {
@@ -107,6 +115,22 @@ func parsePush(out, dst string) (PushResult, bool) {
 		return r, true
 	}
 	return PushResult{}, false
+}
+
+// pushDetail picks the error lines out of git push's stderr, leaving out
+// the generic "failed to push some refs" and the remote's advice.
+func pushDetail(stderr string) string {
+	var out []string
+	for _, line := range strings.Split(stderr, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "remote:"))
+		if strings.HasPrefix(line, "error: failed to push some refs") {
+			continue
+		}
+		if msg, ok := strings.CutPrefix(line, "error:"); ok {
+			out = append(out, strings.TrimSpace(msg))
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // lockContention reports a remote refusal that only means another push

@@ -29,3 +29,16 @@ func TestParsePush(t *testing.T) {
 		t.Error("no status line, but a status")
 	}
 }
+
+func TestPushDetail(t *testing.T) {
+	stderr := "remote: error: cannot lock ref 'refs/rally/ledger': Unable to create '/r.git/./refs/rally/ledger.lock': File exists.        \n" +
+		"remote: \nremote: Another git process seems to be running in this repository, e.g.        \n" +
+		"error: failed to push some refs to '../r.git'\n"
+	want := "cannot lock ref 'refs/rally/ledger': Unable to create '/r.git/./refs/rally/ledger.lock': File exists."
+	if got := pushDetail(stderr); got != want {
+		t.Errorf("detail %q, want %q", got, want)
+	}
+	if got := pushDetail("To ../o.git\nerror: failed to push some refs to '../o.git'\n"); got != "" {
+		t.Errorf("detail %q of a plain rejection", got)
+	}
+}

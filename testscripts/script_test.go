@@ -2,10 +2,12 @@ package testscripts
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
@@ -48,9 +50,23 @@ func Params(dir string) testscript.Params {
 			return os.WriteFile(filepath.Join(home, ".gitconfig"),
 				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
 		},
+		// [ci]: CI=true, where a test needing a program CI installs must
+		// not skip ([!exec:ssh-keygen] [!ci] skip). [gitexec:<program>]:
+		// git has the program in its --exec-path (git-daemon).
+		Condition: func(cond string) (bool, error) {
+			if cond == "ci" {
+				return os.Getenv("CI") == "true", nil
+			}
+			if name, ok := strings.CutPrefix(cond, "gitexec:"); ok {
+				return gitProgram(name)
+			}
+			return false, fmt.Errorf("unknown condition %q", cond)
+		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exitcode": cmdExitcode,
-			"envsubst": cmdEnvsubst,
+			"exitcode":  cmdExitcode,
+			"envsubst":  cmdEnvsubst,
+			"gitdaemon": cmdGitDaemon,
+			"githttp":   cmdGitHTTP,
 		},
 	}
 }

@@ -42,7 +42,26 @@ func newCmdCheck(f *factory) *cobra.Command {
 	}
 	bw.Flags().BoolVar(&opts.strict, "strict", false, "exit 4 when a finding says stop")
 	addJSONFlags(bw, &opts.j)
-	c.AddCommand(bw)
+	copts := &checkOptions{}
+	bc := &cobra.Command{
+		Use:   "before-complete [--strict]",
+		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
+		Args:  cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			o, err := f.Identity()
+			if err != nil {
+				return err
+			}
+			st, err := f.State()
+			if err != nil {
+				return err
+			}
+			return printCheck(f, copts, o, st.CheckBeforeComplete(o, f.mustNow()))
+		},
+	}
+	bc.Flags().BoolVar(&copts.strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bc, &copts.j)
+	c.AddCommand(bw, bc)
 	return c
 }
 
@@ -55,6 +74,10 @@ func runCheck(f *factory, opts *checkOptions, args []string) error {
 	if err != nil {
 		return err
 	}
+	return printCheck(f, opts, o, res)
+}
+
+func printCheck(f *factory, opts *checkOptions, o facts.Owner, res facts.CheckResult) error {
 	out := toCheckJSON(o, res)
 	if opts.j.on() {
 		if err := f.printJSON(&opts.j, out); err != nil {
@@ -72,25 +95,26 @@ func runCheck(f *factory, opts *checkOptions, args []string) error {
 	return nil
 }
 
-// checkPaths runs the write check for paths given on the command line.
+// checkPaths runs the write check for the paths and scopes given on the
+// command line (port:8080 and dir:src/ui as well as src/a.go).
 func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, error) {
 	pc, err := f.PathContext()
 	if err != nil {
 		return facts.CheckResult{}, err
 	}
-	var paths []string
+	var scopes []facts.Scope
 	for _, a := range args {
-		p, err := facts.RepoPath(a, pc, true)
+		sc, err := facts.ParseScope(a, pc)
 		if err != nil {
 			return facts.CheckResult{}, err
 		}
-		paths = append(paths, p)
+		scopes = append(scopes, sc)
 	}
 	st, err := f.State()
 	if err != nil {
 		return facts.CheckResult{}, err
 	}
-	return st.CheckBeforeWrite(o, paths, f.mustNow()), nil
+	return st.CheckScopes(o, scopes, f.mustNow()), nil
 }
 
 func toCheckJSON(o facts.Owner, res facts.CheckResult) checkJSON {

@@ -125,6 +125,7 @@ func newCmdRelease(f *factory) *cobra.Command {
 				return err
 			}
 			var ids, scopes []string
+			var known []*facts.Fact
 			l, err := f.Ledger()
 			if err != nil {
 				return err
@@ -138,7 +139,10 @@ func newCmdRelease(f *factory) *cobra.Command {
 					if fa.Kind != facts.KindClaim {
 						return usagef("%s is a %s, not a claim", fa.ID, fa.Kind)
 					}
-					ids = append(ids, fa.ID)
+					if fa, err = currentClaim(f, fa); err != nil {
+						return err
+					}
+					ids, known = append(ids, fa.ID), append(known, fa)
 					continue
 				}
 				s, err := parseScopes(f, []string{a})
@@ -147,13 +151,27 @@ func newCmdRelease(f *factory) *cobra.Command {
 				}
 				scopes = append(scopes, s...)
 			}
-			_, err = f.appendFacts(&opts.j, facts.Release(o, ids, scopes, opts.reason))
+			_, err = f.appendFacts(&opts.j, facts.ReleaseClaims(o, ids, known, scopes, opts.reason))
 			return err
 		},
 	}
 	c.Flags().StringVar(&opts.reason, "reason", "", "why")
 	addJSONFlags(c, &opts.j)
 	return c
+}
+
+// currentClaim is the claim as it stands: c itself while it is open, else
+// the newest re-claim that renewed it.
+func currentClaim(f *factory, c *facts.Fact) (*facts.Fact, error) {
+	st, err := f.State()
+	if err != nil || st.Claims[c.ID] != nil {
+		return c, err
+	}
+	all, err := f.ledger.All()
+	if err != nil {
+		return nil, err
+	}
+	return facts.LatestRenewal(all, c), nil
 }
 
 // looksLikeID tells a fact id (f_ and hex) from a path.

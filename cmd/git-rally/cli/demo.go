@@ -1,167 +1,116 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/refs"
+	"github.com/git-rally/git-rally/facts"
 )
 
+type demoOptions struct {
+	c     demoChoices
+	keep  bool
+	chose bool // any choice flag was given
+	j     jsonFlags
+}
+
 func newCmdDemo(f *factory) *cobra.Command {
-	var keep bool
+	opts := &demoOptions{}
 	c := &cobra.Command{
-		Use:   "demo",
-		Short: "Play the whole protocol in a throw-away repository",
-		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return runDemo(f, keep) },
+		Use:   "demo [--agents N] [--overlap] [--handoff] [--receiver managed|unmanaged] [--layout worktrees|shared] [--time-passes]",
+		Short: "Play the protocol in a throw-away repository, with the choices you pick",
+		Long: `Play a scenario with real commands in a throw-away repository and show each
+command as typed, what it printed, and one line saying what happened. The
+choices alone decide the run: the clock is set with RALLY_NOW before every
+command and the identities are fixed, so the same choices print the same
+output, byte for byte. With no choice at all it plays --overlap --handoff.
+--json prints every step with the facts it wrote and
+the room after it.`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			for _, n := range []string{"agents", "overlap", "handoff", "receiver", "layout", "time-passes"} {
+				opts.chose = opts.chose || c.Flags().Changed(n)
+			}
+			return runDemo(f, opts)
+		},
 	}
-	c.Flags().BoolVar(&keep, "keep", false, "keep the repository and print its path")
+	fl := c.Flags()
+	fl.IntVar(&opts.c.Agents, "agents", 2, "how many agents join (2-8)")
+	fl.BoolVar(&opts.c.Overlap, "overlap", false, "two agents want one file")
+	fl.BoolVar(&opts.c.Handoff, "handoff", false, "one agent hands work to another, carried through receipt to resolve")
+	fl.StringVar(&opts.c.Receiver, "receiver", "unmanaged", "the handoff's receiver: unmanaged (reads its inbox) or managed (a session rally started)")
+	fl.StringVar(&opts.c.Layout, "layout", "worktrees", "worktrees (one per agent) or shared (one checkout)")
+	fl.BoolVar(&opts.c.TimePasses, "time-passes", false, "leases expire, a deadline passes, a takeover and the reaper")
+	fl.BoolVar(&opts.keep, "keep", false, "keep the repository and print its path (the next demo replaces it)")
+	addJSONFlags(c, &opts.j)
 	return c
 }
 
-type demoStep struct {
-	say  string
-	env  []string
-	args []string
-	want int
-}
-
-func runDemo(f *factory, keep bool) error {
-	dir, err := os.MkdirTemp("", "git-rally-demo-")
+func runDemo(f *factory, opts *demoOptions) error {
+	if !opts.chose {
+		// No choice at all: the tour shows a refusal and a handoff.
+		opts.c.Overlap, opts.c.Handoff = true, true
+	}
+	if err := opts.c.validate(); err != nil {
+		return err
+	}
+	if opts.c.Receiver == "managed" {
+		return &facts.FailedError{Err: fmt.Errorf("--receiver managed needs managed sessions (git rally run), which this build does not have"),
+			Hint: "git rally demo --handoff --receiver unmanaged"}
+	}
+	steps, agents := demoScript(opts.c)
+	repo, release, err := demoPlace(opts.keep)
 	if err != nil {
 		return err
 	}
-	if !keep {
-		defer os.RemoveAll(dir)
+	defer release()
+	var each func(demoResult)
+	if !opts.j.on() {
+		demoHeader(f.out, opts.c, agents, repo)
+		each = func(r demoResult) { printDemoStep(f.out, r) }
 	}
-	if _, err := refs.Git(dir, nil, "init", "-q", "-b", "main"); err != nil {
+	results, counts, err := runDemoSteps(repo, steps, agents, each)
+	if err != nil {
 		return err
 	}
-	for _, p := range []string{"src/api.ts", "src/ui/app.tsx", "README.md"} {
-		os.MkdirAll(dir+"/"+dirname(p), 0o777)
-		os.WriteFile(dir+"/"+p, []byte("// "+p+"\n"), 0o666)
+	if opts.j.on() {
+		return f.printJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
-	for _, k := range []string{"RALLY_SESSION", "RALLY_TOOL", "GIT_DIR", "GIT_WORK_TREE"} {
-		if v, ok := os.LookupEnv(k); ok {
-			os.Unsetenv(k)
-			defer os.Setenv(k, v)
-		}
-	}
-	if v, ok := os.LookupEnv("RALLY_NOW"); ok {
-		defer os.Setenv("RALLY_NOW", v)
-	}
-	old, _ := os.Getwd()
-	if err := os.Chdir(dir); err != nil {
-		return err
-	}
-	defer os.Chdir(old)
-	t0 := "2026-01-05T09:00:00Z"
-	at := func(min int) []string {
-		return []string{fmt.Sprintf("RALLY_NOW=2026-01-05T09:%02d:00Z", min)}
-	}
-	_ = t0
-	steps := []demoStep{
-		{"set up the room: the ledger lives on refs/rally/ledger", at(0), []string{"init"}, 0},
-		{"claude enters", at(0), []string{"enter", "--tool", "claude_code:impl-1", "--subject", "building the API"}, 0},
-		{"codex enters", at(1), []string{"enter", "--tool", "codex:verify-1", "--subject", "writing tests"}, 0},
-		{"claude claims the API file", at(2), []string{"claim", "src/api.ts", "--tool", "claude_code:impl-1", "--subject", "new endpoint"}, 0},
-		{"codex claims the UI directory", at(3), []string{"claim", "src/ui/", "--tool", "codex:verify-1"}, 0},
-		{"codex reaches for the API file too: refused, nothing written (exit 3)", at(4), []string{"claim", "src/api.ts", "--tool", "codex:verify-1"}, 3},
-		{"the write check says stop for codex, and why", at(4), []string{"check", "before-write", "src/api.ts", "--tool", "codex:verify-1"}, 0},
-		{"claude hands the endpoint's tests to codex, reply within 30 minutes", at(5), []string{"handoff", "--tool", "claude_code:impl-1", "--target", "codex:verify-1", "--subject", "test the new endpoint", "--file", "src/api.ts", "--ack-within", "30m"}, 0},
-		{"codex's inbox", at(6), []string{"inbox", "--tool", "codex:verify-1"}, 0},
-		{"codex acknowledges (arrived, not done)", at(7), []string{"receipt", "HANDOFF", "--tool", "codex:verify-1"}, 0},
-		{"codex writes a wrong note...", at(8), []string{"note", "--tool", "codex:verify-1", "--subject", "api.ts uses port 8080"}, 0},
-		{"...and retracts it; the log keeps it, the room ignores it", at(9), []string{"retract", "NOTE", "--tool", "codex:verify-1", "--reason", "it is 8443"}, 0},
-		{"claude is done and releases", at(10), []string{"release", "src/api.ts", "--tool", "claude_code:impl-1"}, 0},
-		{"the room", at(11), []string{"room"}, 0},
-		{"the history, as git sees it", nil, nil, 0},
-	}
-	ids := map[string]string{}
-	for i, s := range steps {
-		fmt.Fprintf(f.out, "\n== %d. %s\n", i+1, s.say)
-		if s.args == nil {
-			out, _ := refs.Git(dir, nil, "log", "--oneline", "refs/rally/ledger")
-			fmt.Fprint(f.out, out)
-			continue
-		}
-		args := make([]string, len(s.args))
-		for k, a := range s.args {
-			if id, ok := ids[a]; ok {
-				a = id
-			}
-			args[k] = a
-		}
-		fmt.Fprintf(f.out, "$ %sgit rally %s\n", strings.Join(s.env, " ")+" ", strings.Join(quoteArgs(args), " "))
-		for _, e := range s.env {
-			k, v, _ := strings.Cut(e, "=")
-			os.Setenv(k, v)
-		}
-		var out, errb bytes.Buffer
-		code := Run(args, strings.NewReader(""), &out, &errb)
-		fmt.Fprint(f.out, indent(out.String()))
-		fmt.Fprint(f.out, indent(errb.String()))
-		if code != s.want {
-			return fmt.Errorf("demo step %d exited %d, want %d", i+1, code, s.want)
-		}
-		if code == 0 && (args[0] == "handoff" || args[0] == "note") {
-			ids[strings.ToUpper(args[0])] = strings.Fields(out.String())[0]
-		}
-		if code != 0 {
-			fmt.Fprintf(f.out, "  (exit %d)\n", code)
-		} else if isWrite(args[0]) {
-			fmt.Fprintf(f.out, "  room now: %s\n", demoRoomLine())
-		}
-	}
-	os.Unsetenv("RALLY_NOW")
-	if keep {
-		fmt.Fprintf(f.out, "\nthe repository is kept at %s\n", dir)
+	fmt.Fprintf(f.out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
+		counts.ClaimsAccepted, counts.ClaimsRefused, counts.Handoffs, counts.Receipts, counts.Worktrees, counts.Risks)
+	if opts.keep {
+		fmt.Fprintf(f.out, "the repository is kept at %s (the next demo replaces it)\n", repo)
 	} else {
-		fmt.Fprintln(f.out, "\ndone; the throw-away repository is removed")
+		fmt.Fprintln(f.out, "done; the throw-away repository is removed")
 	}
 	return nil
 }
 
-func isWrite(cmd string) bool {
-	switch cmd {
-	case "enter", "leave", "claim", "release", "handoff", "receipt", "resolve", "note", "retract":
-		return true
+func demoHeader(w io.Writer, c demoChoices, agents []demoAgent, repo string) {
+	var who []string
+	for _, a := range agents {
+		who = append(who, fmt.Sprintf("%s (%s)", a.Tool, a.Wants))
 	}
-	return false
+	layout := "each in a worktree of its own"
+	if c.Layout == "shared" {
+		layout = "all in one shared checkout"
+	}
+	fmt.Fprintf(w, "git rally demo: %d agents, %s: %s.\n", c.Agents, layout, strings.Join(who, ", "))
+	fmt.Fprintf(w, "repo is %s, a new repository with one commit of %d files.\n", repo, len(demoFiles))
+	fmt.Fprintln(w, "Every command below ran for real; RALLY_NOW in front of it sets rally's clock, so the run is the same every time.")
 }
 
-// demoRoomLine summarises the room in one line after a step.
-func demoRoomLine() string {
-	var out bytes.Buffer
-	if Run([]string{"room", "--json"}, strings.NewReader(""), &out, io.Discard) != 0 {
-		return "?"
+func printDemoStep(w io.Writer, r demoResult) {
+	fmt.Fprintf(w, "\n== %d. %s\n", r.N, r.Explain)
+	fmt.Fprintf(w, "%s$ %s\n", r.Dir, r.Command)
+	fmt.Fprint(w, indent(r.Stdout))
+	fmt.Fprint(w, indent(r.Stderr))
+	if r.Exit != 0 {
+		fmt.Fprintf(w, "  (exit %d)\n", r.Exit)
 	}
-	var r roomJSON
-	if json.Unmarshal(out.Bytes(), &r) != nil {
-		return "?"
-	}
-	var claims, handoffs []string
-	for _, c := range r.Claims {
-		claims = append(claims, c.Tool+" "+strings.Join(c.Scopes, ","))
-	}
-	for _, h := range r.Handoffs {
-		handoffs = append(handoffs, h.From+"->"+h.Target+" "+h.State)
-	}
-	return fmt.Sprintf("%d peers; claims [%s]; handoffs [%s]; %d facts, %d retracted",
-		len(r.Peers), strings.Join(claims, "; "), strings.Join(handoffs, "; "), r.Totals.Facts, r.Totals.Retracted)
-}
-
-func dirname(p string) string {
-	if i := strings.LastIndexByte(p, '/'); i >= 0 {
-		return p[:i]
-	}
-	return "."
 }
 
 func indent(s string) string {
@@ -169,15 +118,4 @@ func indent(s string) string {
 		return ""
 	}
 	return "  " + strings.ReplaceAll(strings.TrimRight(s, "\n"), "\n", "\n  ") + "\n"
-}
-
-func quoteArgs(as []string) []string {
-	out := make([]string, len(as))
-	for i, a := range as {
-		if strings.ContainsAny(a, " '\"") {
-			a = "'" + a + "'"
-		}
-		out[i] = a
-	}
-	return out
 }

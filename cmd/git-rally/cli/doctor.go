@@ -31,6 +31,9 @@ type doctorJSON struct {
 	Problems []problemJSON `json:"problems"`
 	Reaped   []reapJSON    `json:"reaped"`
 	Applied  bool          `json:"applied"`
+	// Signatures counts the verdicts of every fact (with signing or an
+	// allowed-signers file configured).
+	Signatures map[string]int `json:"signatures,omitempty"`
 }
 
 type doctorOptions struct {
@@ -92,6 +95,15 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 				Scopes: it.Scopes, Reason: it.Reason, Since: facts.FormatTime(it.Since), Fact: written[it.ID]})
 		}
 	}
+	if v, err := l.Verifier(); err != nil {
+		return err
+	} else if v != nil {
+		all, err := l.All()
+		if err != nil {
+			return err
+		}
+		out.Signatures = v.Counts(all)
+	}
 	out.OK = len(out.Problems) == 0
 	if opts.j.on() {
 		if err := f.printJSON(&opts.j, out); err != nil {
@@ -107,6 +119,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 		for _, r := range out.Reaped {
 			fmt.Fprintf(f.out, "%s %s %s of %s (%s since %s)\n", verb, r.Kind, r.ID, r.Owner, r.Reason, r.Since)
+		}
+		if s := out.Signatures; s != nil {
+			fmt.Fprintf(f.out, "signatures: %d verified, %d unsigned, %d bad\n", s[facts.Verified], s[facts.Unsigned], s[facts.BadSig])
 		}
 		if out.OK {
 			fmt.Fprintln(f.out, "ledger ok")

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +15,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/hooks"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -106,6 +108,11 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 		return nil, err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	if o := f.toolFlag; o != "" {
+		l.Self = o
+	} else {
+		l.Self = os.Getenv("RALLY_TOOL")
+	}
 	f.ledger = l
 	return l, nil
 }
@@ -120,7 +127,7 @@ func (f *factory) State() (*facts.State, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := l.Read()
+	st, err := l.View()
 	if err == nil {
 		f.state = st
 	}
@@ -148,6 +155,9 @@ func (f *factory) Identity() (facts.Owner, error) {
 	if o.Tool == "" {
 		o.Tool = os.Getenv("RALLY_TOOL")
 	}
+	if o.Tool == "" {
+		o.Tool = hooks.HostTool(os.Getenv) // inside an agent host's shell: its hooks' identity
+	}
 	var bound *facts.Fact
 	if r, err := f.Repo(); err == nil {
 		if name := worktree.SessionName(r); name != "" {
@@ -168,11 +178,14 @@ func (f *factory) Identity() (facts.Owner, error) {
 		o.Tool = bound.Tool
 	}
 	if o.Tool == "" {
-		return o, &usageError{msg: "no identity: who is writing?",
+		return o, &usageError{code: "no-identity", msg: "no identity: who is writing?",
 			hint: "pass --tool <name> (for example --tool claude_code:impl-1), or export RALLY_TOOL, or git config rally.tool <name>"}
 	}
 	if err := facts.CheckTool(o.Tool); err != nil {
 		return o, err
+	}
+	if f.ledger != nil && f.ledger.Self != o.Tool {
+		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
 	}
 	return o, nil
 }
@@ -251,6 +264,15 @@ func (f *factory) appendFacts(j *jsonFlags, fn facts.AppendFunc) ([]*facts.Fact,
 	}
 	fs, err := l.Append(fn)
 	f.state = nil
+	var nc *facts.NoChange
+	if errors.As(err, &nc) {
+		// Already in effect: nothing written, and that is success.
+		fmt.Fprintf(f.err, "git-rally: note: %s\n", nc.Msg)
+		if j.on() {
+			return nil, f.writeResult(j, nil)
+		}
+		return nil, nil
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -15,7 +15,7 @@ func init() { extraCommands = append(extraCommands, newCmdHooks, newCmdHook) }
 
 // hostFlags selects the hosts of hooks install, uninstall and status.
 type hostFlags struct {
-	git, claude, codex, gemini bool
+	git, claude, codex, gemini, cursor bool
 }
 
 func addHostFlags(c *cobra.Command, h *hostFlags) {
@@ -23,6 +23,7 @@ func addHostFlags(c *cobra.Command, h *hostFlags) {
 	c.Flags().BoolVar(&h.claude, "claude", false, "Claude Code (.claude/settings.json)")
 	c.Flags().BoolVar(&h.codex, "codex", false, "Codex (.codex/hooks.json)")
 	c.Flags().BoolVar(&h.gemini, "gemini", false, "Gemini CLI (.gemini/settings.json)")
+	c.Flags().BoolVar(&h.cursor, "cursor", false, "Cursor (.cursor/hooks.json)")
 }
 
 // hosts returns the selected hosts and whether they were named; no flag
@@ -32,7 +33,7 @@ func (h *hostFlags) hosts() ([]string, bool) {
 	for _, x := range []struct {
 		on   bool
 		name string
-	}{{h.git, hooks.Git}, {h.claude, hooks.Claude}, {h.codex, hooks.Codex}, {h.gemini, hooks.Gemini}} {
+	}{{h.git, hooks.Git}, {h.claude, hooks.Claude}, {h.codex, hooks.Codex}, {h.gemini, hooks.Gemini}, {h.cursor, hooks.Cursor}} {
 		if x.on {
 			out = append(out, x.name)
 		}
@@ -56,6 +57,13 @@ type hookResultJSON struct {
 	Chained string   `json:"chained,omitempty"`
 	Events  []string `json:"events,omitempty"`
 	Note    string   `json:"note,omitempty"`
+	// problems: why installed hooks will not run yet, each with its fix
+	Problems []hookProblemJSON `json:"problems,omitempty"`
+}
+
+type hookProblemJSON struct {
+	Problem string `json:"problem"`
+	Fix     string `json:"fix,omitempty"`
 }
 
 func newCmdHooks(f *factory) *cobra.Command {
@@ -64,9 +72,12 @@ func newCmdHooks(f *factory) *cobra.Command {
 		Short: "Install, remove or show the git pre-commit check and the agent hosts' hooks",
 		Long: `git rally hooks installs rally's hooks: a git pre-commit check of the staged
 paths against other agents' claims (--git), and the hooks of Claude Code
-(--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json) and
-Gemini CLI (--gemini, .gemini/settings.json). With no flag: git, Claude Code
-and Codex. Each hook runs "git rally hook <host> <event>".
+(--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json),
+Gemini CLI (--gemini, .gemini/settings.json) and Cursor (--cursor,
+.cursor/hooks.json). With no flag: git, Claude Code and Codex. Each hook runs
+"git rally hook <host> <event>". Status lists, per host, what still stands
+between the installed entries and hooks that run (trust, approval, the
+directory the host starts in), each with the command that fixes it.
 
 Installing twice changes nothing; an existing pre-commit hook keeps running
 first; uninstall puts back what was there.`,
@@ -78,7 +89,7 @@ first; uninstall puts back what was there.`,
 func newCmdHooksInstall(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "install [--git] [--claude] [--codex] [--gemini]",
+		Use:   "install [--git] [--claude] [--codex] [--gemini] [--cursor]",
 		Short: "Install rally's hooks (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
@@ -114,8 +125,12 @@ func runHooks(f *factory, opts *hooksOptions, op func(*worktree.Repo, string) (h
 			errs = append(errs, fmt.Errorf("%s: %w", h, err))
 			continue
 		}
-		out = append(out, hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
-			Chained: res.Chained, Events: res.Events, Note: res.Note})
+		j := hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
+			Chained: res.Chained, Events: res.Events, Note: res.Note}
+		for _, p := range res.Problems {
+			j.Problems = append(j.Problems, hookProblemJSON{Problem: p.Problem, Fix: p.Fix})
+		}
+		out = append(out, j)
 		if !opts.j.on() {
 			fmt.Fprintln(f.out, hookLine(res, verb(res)))
 		}
@@ -142,6 +157,12 @@ func hookLine(r hooks.Result, verb string) string {
 	}
 	if r.Note != "" {
 		b.WriteString("; " + r.Note)
+	}
+	for _, p := range r.Problems {
+		b.WriteString("\n  ! " + p.Problem)
+		if p.Fix != "" {
+			b.WriteString("\n    fix: " + p.Fix)
+		}
 	}
 	return b.String()
 }

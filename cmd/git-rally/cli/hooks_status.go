@@ -9,7 +9,7 @@ import (
 func newCmdHooksStatus(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "status [--git] [--claude] [--codex] [--gemini]",
+		Use:   "status [--git] [--claude] [--codex] [--gemini] [--cursor]",
 		Short: "Show which of rally's hooks are installed where (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {

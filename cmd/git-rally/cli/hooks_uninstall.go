@@ -9,7 +9,7 @@ import (
 func newCmdHooksUninstall(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "uninstall [--git] [--claude] [--codex] [--gemini]",
+		Use:   "uninstall [--git] [--claude] [--codex] [--gemini] [--cursor]",
 		Short: "Remove rally's hooks and put back what was there (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {

@@ -10,16 +10,17 @@ import (
 )
 
 type inboxItemJSON struct {
-	ID      string `json:"id"`
-	From    string `json:"from"`
-	Target  string `json:"target"`
-	Subject string `json:"subject"`
-	Body    string `json:"body,omitempty"`
-	At      string `json:"at"`
-	AgeS    int64  `json:"age_s"`
-	AckBy   string `json:"ack_by,omitempty"`
-	Stale   bool   `json:"stale"`
-	State   string `json:"state"`
+	ID       string `json:"id"`
+	From     string `json:"from"`
+	Target   string `json:"target"`
+	Subject  string `json:"subject"`
+	Body     string `json:"body,omitempty"`
+	At       string `json:"at"`
+	AgeS     int64  `json:"age_s"`
+	AckBy    string `json:"ack_by,omitempty"`
+	Stale    bool   `json:"stale"`
+	State    string `json:"state"`
+	Verified string `json:"verified,omitempty"`
 }
 
 type inboxJSON struct {
@@ -27,6 +28,10 @@ type inboxJSON struct {
 	Tools []string        `json:"tools,omitempty"`
 	Count int             `json:"count"`
 	Items []inboxItemJSON `json:"items"`
+	// Acknowledged are the caller's work in progress: handoffs it
+	// acknowledged and has not resolved. They wait for no answer and are
+	// not counted.
+	Acknowledged []inboxItemJSON `json:"acknowledged"`
 }
 
 func newCmdInbox(f *factory) *cobra.Command {
@@ -49,35 +54,59 @@ func newCmdInbox(f *factory) *cobra.Command {
 				return err
 			}
 			now := f.mustNow()
-			out := inboxJSON{Tool: tools[0], Items: []inboxItemJSON{}}
+			out := inboxJSON{Tool: tools[0], Items: []inboxItemJSON{}, Acknowledged: []inboxItemJSON{}}
 			if len(tools) > 1 {
 				out.Tools = tools
 			}
+			v, err := f.verifier()
+			if err != nil {
+				return err
+			}
 			for _, it := range st.Inbox(tools, now) {
-				out.Items = append(out.Items, inboxItemJSON{ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
+				item := inboxItemJSON{Verified: verdictOf(v, it.Fact.ID, it.Fact.Tool), ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
 					Subject: facts.Sanitize(it.Fact.Subject, 600), Body: facts.Sanitize(it.Fact.Body, 2000), At: it.Fact.At,
-					AgeS: int64(it.Age.Seconds()), AckBy: it.Fact.AckBy, Stale: it.Stale, State: it.State})
+					AgeS: int64(it.Age.Seconds()), AckBy: it.Fact.AckBy, Stale: it.Stale, State: it.State}
+				if it.State == "acknowledged" {
+					out.Acknowledged = append(out.Acknowledged, item)
+				} else {
+					out.Items = append(out.Items, item)
+				}
 			}
 			out.Count = len(out.Items)
 			if j.on() {
 				return f.printJSON(&j, out)
 			}
 			fmt.Fprintf(f.out, "inbox of %s: %d waiting\n", strings.Join(tools, ", "), out.Count)
-			for _, it := range out.Items {
-				flags := it.State
-				if it.Stale {
-					flags += ", stale"
-				}
-				if it.AckBy != "" {
-					flags += ", reply by " + it.AckBy
-				}
-				fmt.Fprintf(f.out, "  %s from %s [%s] %s (%s ago)\n", it.ID, it.From, flags, it.Subject, facts.Ago(secs(it.AgeS)))
+			printInboxItems(f, out.Items)
+			if len(out.Acknowledged) > 0 {
+				fmt.Fprintf(f.out, "acknowledged, not resolved yet: %d\n", len(out.Acknowledged))
+				printInboxItems(f, out.Acknowledged)
 			}
 			return nil
 		},
 	}
 	addJSONFlags(c, &j)
 	return c
+}
+
+func printInboxItems(f *factory, items []inboxItemJSON) {
+	for _, it := range items {
+		flags := it.State
+		if it.Stale {
+			flags += ", stale"
+		}
+		if it.AckBy != "" {
+			flags += ", reply by " + it.AckBy
+		}
+		if it.Verified != "" {
+			flags += ", " + it.Verified
+		}
+		to := ""
+		if it.Target == facts.AllTarget {
+			to = " to all"
+		}
+		fmt.Fprintf(f.out, "  %s from %s%s [%s] %s (%s ago)\n", it.ID, it.From, to, flags, it.Subject, facts.Ago(secs(it.AgeS)))
+	}
 }
 
 type suggestionJSON struct {

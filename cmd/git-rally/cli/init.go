@@ -16,6 +16,7 @@ type initOptions struct {
 	remote         string
 	pushRefspec    bool
 	pushRefspecSet bool
+	sign           bool
 }
 
 func newCmdInit(f *factory) *cobra.Command {
@@ -45,6 +46,7 @@ merges and pushes. --push-refspec=false leaves git push alone.`,
 			return runInit(f, opts)
 		},
 	}
+	c.Flags().BoolVar(&opts.sign, "sign", false, "sign every rally commit with user.signingKey (sets git config rally.sign true)")
 	c.Flags().StringVar(&opts.remote, "remote", "", "make plain git fetch <name> bring the ledger; git rally sync defaults to it")
 	c.Flags().BoolVar(&opts.pushRefspec, "push-refspec", true, "with --remote: also make plain git push <name> push the ledger (--push-refspec=false: leave git push alone)")
 	return c
@@ -57,6 +59,11 @@ func runInit(f *factory, opts *initOptions) error {
 	r, err := f.Repo()
 	if err != nil {
 		return err
+	}
+	if opts.sign {
+		if err := enableSigning(r.CommonDir, r.Dir()); err != nil {
+			return err
+		}
 	}
 	l, err := f.Ledger()
 	if err != nil {
@@ -84,6 +91,20 @@ func runInit(f *factory, opts *initOptions) error {
 		} else {
 			fmt.Fprintf(f.out, "git rally sync %s shares the ledger (or: git push %s refs/rally/ledger)\n", opts.remote, opts.remote)
 		}
+	}
+	return nil
+}
+
+// enableSigning sets rally.sign once the key it would use is known to
+// sign, so a missing key changes nothing.
+func enableSigning(commonDir, dir string) error {
+	cfg := refs.ReadConfig(commonDir, "")
+	s := &refs.SSHSigner{Key: cfg.Get("user.signingKey"), AgentSock: os.Getenv("SSH_AUTH_SOCK")}
+	if err := s.Ready(); err != nil {
+		return err
+	}
+	if _, err := refs.Git(dir, nil, "config", "rally.sign", "true"); err != nil {
+		return err
 	}
 	return nil
 }

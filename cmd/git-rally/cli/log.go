@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -45,6 +46,10 @@ func runLog(f *factory, opts *logOptions) error {
 	if err != nil {
 		return err
 	}
+	if opts.kind != "" && !knownKind(opts.kind, all) {
+		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
+			hint: "git rally log --kind claim"}
+	}
 	var sel []*facts.Fact
 	for _, fa := range all {
 		if opts.kind != "" && fa.Kind != opts.kind {
@@ -58,14 +63,35 @@ func runLog(f *factory, opts *logOptions) error {
 	if opts.n > 0 && len(sel) > opts.n {
 		sel = sel[len(sel)-opts.n:]
 	}
+	v, err := l.Verifier()
+	if err != nil {
+		return err
+	}
 	if opts.j.on() {
-		return f.printJSON(&opts.j, rawFacts(sel))
+		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.mustNow()
 	for _, fa := range sel {
-		fmt.Fprintf(f.out, "%s %4d %s %-9s %s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300))
+		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300),
+			verdictTag(verdictOf(v, fa.ID, fa.Tool)))
 	}
 	return nil
+}
+
+// knownKind: a kind this version knows, or one some fact in the ledger has
+// (facts of newer kinds are kept and shown).
+func knownKind(k string, all []*facts.Fact) bool {
+	for _, x := range facts.Kinds {
+		if x == k {
+			return true
+		}
+	}
+	for _, fa := range all {
+		if fa.Kind == k {
+			return true
+		}
+	}
+	return false
 }
 
 func shortAgo(now time.Time, at string) string {
@@ -87,7 +113,11 @@ func newCmdShow(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			raw := rawFacts([]*facts.Fact{fa})[0]
+			v, err := l.Verifier()
+			if err != nil {
+				return err
+			}
+			raw := factsWithVerdicts(v, []*facts.Fact{fa})[0]
 			if j.on() {
 				return f.printJSON(&j, raw)
 			}

@@ -26,7 +26,7 @@ const (
 )
 
 // usageError is bad command-line input.
-type usageError struct{ msg, hint string }
+type usageError struct{ msg, hint, code string }
 
 func (e *usageError) Error() string { return e.msg }
 
@@ -52,6 +52,12 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetErr(stderr)
 	err := root.Execute()
 	f.close()
+	defer func() {
+		if err != nil {
+			code, msg, hint := classify(err)
+			f.printErrorJSON(args, err, code, msg, hint)
+		}
+	}()
 	for _, w := range f.warnings() {
 		fmt.Fprintf(stderr, "git-rally: warning: %s\n", w)
 	}
@@ -81,12 +87,15 @@ func classify(err error) (int, string, string) {
 		ge *refs.GitError
 		fe *facts.FailedError
 		le *refs.LockedError
+		ke *refs.KeyError
 	)
 	switch {
 	case errors.As(err, &ee):
 		return ee.code, "", ""
 	case errors.As(err, &ue):
 		return ExitUsage, ue.msg, ue.hint
+	case errors.As(err, &ke):
+		return ExitUsage, ke.Msg, ke.Hint
 	case errors.As(err, &fu):
 		return ExitUsage, fu.Msg, fu.Hint
 	case errors.As(err, &nf):
@@ -105,8 +114,11 @@ func classify(err error) (int, string, string) {
 		return ExitError, err.Error(), ""
 	}
 	msg := err.Error()
+	if strings.HasPrefix(msg, "unknown command ") {
+		return rootUnknown(msg)
+	}
 	if isCobraUsage(msg) {
-		return ExitUsage, msg, "git rally --help"
+		return ExitUsage, msg, "git rally help"
 	}
 	return ExitError, msg, ""
 }
@@ -137,8 +149,7 @@ session bound to the current rally worktree. $RALLY_NOW (RFC 3339) sets the
 current time.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		// "git rally worktree add --help"; the root's own name is git-rally.
-		return &usageError{msg: err.Error(), hint: "git rally" + strings.TrimPrefix(c.CommandPath(), c.Root().Name()) + " --help"}
+		return &usageError{msg: err.Error(), hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
 	root.CompletionOptions.DisableDefaultCmd = true
@@ -154,6 +165,9 @@ current time.`,
 	for _, c := range extraCommands {
 		root.AddCommand(c(f))
 	}
+	root.PersistentPreRunE = checkQuery
+	root.SetHelpCommand(newCmdHelp())
+	guardGroups(root)
 	return root
 }
 

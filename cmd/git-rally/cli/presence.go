@@ -48,6 +48,9 @@ func newCmdLeave(f *factory) *cobra.Command {
 			}
 			_, err = f.appendFacts(&opts.j, func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
 				n := len(st.OwnedClaims(o))
+				if p := st.Peers[o.String()]; n == 0 && (p == nil || p.Left) {
+					return nil, &facts.NoChange{Msg: o.String() + " is not in the room (left already); nothing written"}
+				}
 				subj := opts.subject
 				if subj == "" {
 					subj = fmt.Sprintf("leaving; closes %d claim(s)", n)

@@ -23,6 +23,7 @@ type peerJSON struct {
 	Session  string `json:"session,omitempty"`
 	State    string `json:"state"`
 	LastSeen string `json:"last_seen"`
+	Verified string `json:"verified,omitempty"`
 }
 
 type claimJSON struct {
@@ -38,17 +39,19 @@ type claimJSON struct {
 	OwnerState     string   `json:"owner_state"`
 	Contested      bool     `json:"contested"`
 	HeldOver       string   `json:"contested_by,omitempty"`
+	Verified       string   `json:"verified,omitempty"`
 }
 
 type handoffJSON struct {
-	ID      string `json:"id"`
-	From    string `json:"from"`
-	Target  string `json:"target"`
-	Subject string `json:"subject"`
-	At      string `json:"at"`
-	AckBy   string `json:"ack_by,omitempty"`
-	Overdue bool   `json:"overdue"`
-	State   string `json:"state"`
+	ID       string `json:"id"`
+	From     string `json:"from"`
+	Target   string `json:"target"`
+	Subject  string `json:"subject"`
+	At       string `json:"at"`
+	AckBy    string `json:"ack_by,omitempty"`
+	Overdue  bool   `json:"overdue"`
+	State    string `json:"state"`
+	Verified string `json:"verified,omitempty"`
 }
 
 type noteJSON struct {
@@ -77,6 +80,9 @@ type totalsJSON struct {
 	Facts     int            `json:"facts"`
 	Retracted int            `json:"retracted"`
 	ByKind    map[string]int `json:"by_kind"`
+	// Ignored counts other tools' facts that are not verified, which
+	// rally.requireSigned keeps from acting.
+	Ignored int `json:"ignored,omitempty"`
 }
 
 type roomJSON struct {
@@ -124,6 +130,12 @@ func runRoom(f *factory, opts *roomOptions) error {
 		room.Claims = claimsTouching(room.Claims, paths)
 	}
 	out := toRoomJSON(room)
+	v, err := f.verifier()
+	if err != nil {
+		return err
+	}
+	addRoomVerdicts(v, &out, room)
+	out.Totals.Ignored = f.ledger.Ignored
 	if opts.j.on() {
 		return f.printJSON(&opts.j, out)
 	}
@@ -204,6 +216,23 @@ func toRoomJSON(r *facts.Room) roomJSON {
 	return out
 }
 
+// addRoomVerdicts sets the verdict of every peer (its latest fact), claim
+// and handoff; out's lists are in room's order.
+func addRoomVerdicts(v *facts.Verifier, out *roomJSON, room *facts.Room) {
+	if v == nil {
+		return
+	}
+	for i, p := range room.Peers {
+		out.Peers[i].Verified = verdictOf(v, p.LastID, p.Tool)
+	}
+	for i := range out.Claims {
+		out.Claims[i].Verified = verdictOf(v, out.Claims[i].ID, out.Claims[i].Tool)
+	}
+	for i := range out.Handoffs {
+		out.Handoffs[i].Verified = verdictOf(v, out.Handoffs[i].ID, out.Handoffs[i].From)
+	}
+}
+
 func orDefault(s, d string) string {
 	if s == "" {
 		return d
@@ -227,14 +256,18 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 	if head == "" {
 		head = "(no ledger yet: git rally init)"
 	}
-	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted)
+	ign := ""
+	if r.Totals.Ignored > 0 {
+		ign = fmt.Sprintf(", %d ignored: not verified (rally.requireSigned)", r.Totals.Ignored)
+	}
+	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted%s)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted, ign)
 	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
 	for _, p := range r.Peers {
 		who := p.Tool
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %-7s last seen %s\n", who, p.State, ago(now, p.LastSeen))
+		fmt.Fprintf(w, "  %-32s %-7s last seen %s%s\n", who, p.State, ago(now, p.LastSeen), verdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {
@@ -246,8 +279,8 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 		if c.Contested {
 			extra = " CONTESTED by " + c.HeldOver
 		}
-		fmt.Fprintf(w, "  %s %-28s %s %s, lease %s until %s, owner %s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			c.LeaseState, c.LeaseExpiresAt, c.OwnerState, extra)
+		fmt.Fprintf(w, "  %s %-28s %s %s, lease %s until %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
+			c.LeaseState, c.LeaseExpiresAt, c.OwnerState, extra, verdictTag(c.Verified))
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {
@@ -255,7 +288,7 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 		if h.Overdue {
 			od = " OVERDUE"
 		}
-		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)\n", h.ID, h.From, h.Target, h.State, od, facts.Sanitize(h.Subject, 120), ago(now, h.At))
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, h.State, od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))

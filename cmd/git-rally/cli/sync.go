@@ -56,7 +56,9 @@ the union of both sides' facts: never a conflict, never a loss), records a
 claim-contested risk for each claim that lost to an overlapping claim made
 while the clones were apart (once, across all clones), and pushes without
 force. A push rejected because the remote moved is fetched, merged and
-retried a few times.
+retried, with a jittered, growing pause, for as long as others keep landing
+there (up to 2 minutes); 8 rejections in a row while the remote stays put
+(a lock left there) end it with exit 1.
 
 A remote whose ledger lost facts this clone saw there before (its history
 was rewritten, or the ref deleted) is reported on stderr and healed: the
@@ -119,7 +121,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		}
 		return err
 	}
-	st, err := l.Read()
+	st, err := l.View()
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,127 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Typos never pass as success. cobra prints help and exits 0 for a group
+// command (check, hooks, worktree) given a word it does not know, and for
+// `help nonexist`; a script would believe `git rally hooks instal` worked.
+// Every group refuses an unknown or missing subcommand with exit 2 and a
+// "did you mean" when one is close.
+
+// guardGroups makes every command that only groups subcommands refuse
+// what it does not know.
+func guardGroups(c *cobra.Command) {
+	for _, sub := range c.Commands() {
+		guardGroups(sub)
+	}
+	if c.HasParent() && c.HasSubCommands() {
+		c.Args = cobra.ArbitraryArgs
+		c.RunE = func(c *cobra.Command, args []string) error { return unknownSub(c, args) }
+	}
+}
+
+// unknownSub is the usage error for an unknown or missing subcommand.
+func unknownSub(c *cobra.Command, args []string) error {
+	name := cmdName(c)
+	if len(args) == 0 {
+		return &usageError{msg: fmt.Sprintf("%s needs a subcommand: %s", name, strings.Join(subNames(c), ", ")),
+			hint: "git rally help " + strings.TrimPrefix(name, "git rally ")}
+	}
+	return unknownErr(c, args[0])
+}
+
+func unknownErr(c *cobra.Command, word string) error {
+	name := cmdName(c)
+	e := &usageError{msg: fmt.Sprintf("unknown command %q for %q", word, name)}
+	if c.SuggestionsMinimumDistance <= 0 {
+		c.SuggestionsMinimumDistance = 2
+	}
+	if s := c.SuggestionsFor(word); len(s) > 0 {
+		e.msg += fmt.Sprintf("; did you mean %q?", s[0])
+		e.hint = name + " " + s[0]
+	} else if name == "git rally" {
+		e.hint = "git rally help"
+	} else {
+		e.hint = "git rally help " + strings.TrimPrefix(name, "git rally ")
+	}
+	return e
+}
+
+// cmdName is the command as a user types it: "git rally hooks".
+func cmdName(c *cobra.Command) string {
+	return "git rally" + strings.TrimPrefix(c.CommandPath(), c.Root().Name())
+}
+
+// helpHint is where the help for c is: a hint never points at --help,
+// which git turns into `git help rally` and a man page lookup.
+func helpHint(c *cobra.Command) string {
+	if !c.HasParent() {
+		return "git rally help"
+	}
+	return "git rally help " + strings.TrimPrefix(cmdName(c), "git rally ")
+}
+
+func subNames(c *cobra.Command) []string {
+	var out []string
+	for _, s := range c.Commands() {
+		if s.IsAvailableCommand() {
+			out = append(out, s.Name())
+		}
+	}
+	return out
+}
+
+// newCmdHelp replaces cobra's help command, which prints the root's help
+// and exits 0 for a topic it does not know.
+func newCmdHelp() *cobra.Command {
+	return &cobra.Command{
+		Use:   "help [command]",
+		Short: "Help about any command",
+		Long:  "Help for any command: git rally help claim, git rally help hooks install.",
+		RunE: func(c *cobra.Command, args []string) error {
+			root := c.Root()
+			target := root
+			for _, a := range args {
+				next := findSub(target, a)
+				if next == nil {
+					return unknownErr(target, a)
+				}
+				target = next
+			}
+			target.InitDefaultHelpFlag()
+			return target.Help()
+		},
+	}
+}
+
+func findSub(c *cobra.Command, name string) *cobra.Command {
+	for _, s := range c.Commands() {
+		if s.Name() == name || s.HasAlias(name) {
+			return s
+		}
+	}
+	return nil
+}
+
+// rootUnknown rewrites cobra's multi-line error for an unknown top-level
+// command ("unknown command "x" for "git-rally"\n\nDid you mean this?\n\ty")
+// into one error line and a hint.
+func rootUnknown(msg string) (int, string, string) {
+	first, rest, _ := strings.Cut(msg, "\n")
+	first = strings.Replace(first, `for "git-rally"`, `for "git rally"`, 1)
+	var sugg []string
+	for _, l := range strings.Split(rest, "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Did you mean") {
+			sugg = append(sugg, l)
+		}
+	}
+	if len(sugg) == 0 {
+		return ExitUsage, first, "git rally help"
+	}
+	return ExitUsage, fmt.Sprintf("%s; did you mean %q?", first, sugg[0]), "git rally " + sugg[0]
+}

@@ -1,0 +1,111 @@
+package facts
+
+import (
+	"os"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// Signing is what the repository's git configuration says about signed
+// facts (SPEC §17).
+type Signing struct {
+	// Sign: rally.sign. Every ledger commit is signed with user.signingKey.
+	Sign bool
+	// Require: rally.requireSigned. Projections ignore other tools' facts
+	// that are not verified, and this clone appends only signed commits.
+	Require bool
+	// AllowedSigners: rally.allowedSigners, else gpg.ssh.allowedSignersFile.
+	AllowedSigners string
+}
+
+// Verifying reports whether verdicts are computed: signing or an
+// allowed-signers file is configured. Without either, no fact could be
+// verified, and a ledger nobody signs is not walked for its signatures.
+func (s Signing) Verifying() bool { return s.Sign || s.Require || s.AllowedSigners != "" }
+
+// configureSigning reads the signing settings and gives the store its
+// signer; the key itself is loaded at the first commit.
+func (l *Ledger) configureSigning(commonDir string) {
+	cfg := refs.ReadConfig(commonDir, "")
+	l.Signing = Signing{
+		Sign:           cfg.Bool("rally.sign"),
+		Require:        cfg.Bool("rally.requireSigned"),
+		AllowedSigners: cfg.Path("rally.allowedSigners"),
+	}
+	if l.Signing.AllowedSigners == "" {
+		l.Signing.AllowedSigners = cfg.Path("gpg.ssh.allowedSignersFile")
+	}
+	if l.Signing.Sign {
+		l.Store.Signer = &refs.SSHSigner{Key: cfg.Get("user.signingKey"), AgentSock: os.Getenv("SSH_AUTH_SOCK")}
+	}
+}
+
+// checkCanWrite is the signing gate of every ledger commit: a key that
+// cannot sign stops it before anything is written. With facts to append
+// (appending), so does an unsigned clone where signatures are required;
+// a merge adds no fact of this clone's and is not refused unsigned.
+func (l *Ledger) checkCanWrite(appending bool) error {
+	if l.Store.Signer != nil {
+		return l.Store.Signer.Ready()
+	}
+	if l.Signing.Require && appending {
+		return &RefusedError{Msg: "rally.requireSigned is set and rally.sign is not: this clone appends only signed facts",
+			Hint: "git config rally.sign true   # with user.signingKey set to your ssh key"}
+	}
+	return nil
+}
+
+// View is the projection commands act on: Read's, or under
+// rally.requireSigned the projection of the facts that are verified, and
+// of Self's own unsigned ones. Other tools' unsigned and bad facts stay in the log
+// and in the totals (Ignored counts them) but never act: such a claim
+// does not block, such a receipt does not answer.
+func (l *Ledger) View() (*State, error) {
+	st, err := l.Read()
+	if err != nil {
+		return nil, err
+	}
+	return l.view(st)
+}
+
+// view filters st for View; it is built from all facts (the mirror), once
+// per head and caller.
+func (l *Ledger) view(st *State) (*State, error) {
+	if !l.Signing.Require || st.Head == "" {
+		return st, nil
+	}
+	if l.trusted != nil && l.trusted.Head == st.Head && l.trustedFor == l.Self {
+		return l.trusted, nil
+	}
+	v, err := l.Verifier()
+	if err != nil {
+		return nil, err
+	}
+	all, ok := l.cache.mirror(st)
+	if !ok {
+		h, _ := refs.ParseHash(st.Tree)
+		if all, err = l.readAll(h); err != nil {
+			return nil, err
+		}
+		all = dedupe(all)
+	}
+	keep := make([]*Fact, 0, len(all))
+	for _, f := range all {
+		// The caller's own unsigned facts (from before it signed) count
+		// for it; a bad one in its name is a forgery like any other.
+		switch v.Verdict(f.ID, f.Tool) {
+		case Verified:
+			keep = append(keep, f)
+		case Unsigned:
+			if f.Tool == l.Self && l.Self != "" {
+				keep = append(keep, f)
+			}
+		}
+	}
+	nst := Build(keep)
+	nst.Head, nst.Tree, nst.MaxClock = st.Head, st.Tree, st.MaxClock
+	nst.Facts, nst.Retracted, nst.ByKind, nst.Bad = st.Facts, st.Retracted, st.ByKind, st.Bad
+	l.Ignored = len(all) - len(keep)
+	l.trusted, l.trustedFor = nst, l.Self
+	return nst, nil
+}

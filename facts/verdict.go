@@ -1,0 +1,435 @@
+package facts
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+
+	"github.com/git-rally/git-rally/refs"
+	"github.com/git-rally/git-rally/sshsig"
+)
+
+// Verdicts on facts (SPEC §17): whether the commit that introduced a fact
+// was signed by a key the allowed-signers file lists for the fact's tool.
+const (
+	Verified = "verified"
+	Unsigned = "unsigned"
+	BadSig   = "bad"
+)
+
+// sigRecord is what one commit that introduced a fact says about it: no
+// signature ('u'), a signature that does not verify ('x'), or a good
+// signature by keys[key] at the commit's time ('g'). Which key may sign
+// for whom is decided when a verdict is asked for, so a changed
+// allowed-signers file (a rotation) needs no new walk.
+type sigRecord struct {
+	state byte
+	key   int
+	at    int64
+}
+
+// verdictCache is the machine-local record of every commit's signature
+// check, under <common>/rally/verdicts/: "head" (every ancestor of it is
+// recorded), "sigs" (keys and per-fact records, append-only) and
+// "commits" (the commits recorded, read only when a walk meets a merge).
+// Each commit's signature is checked once; a verdict is a lookup.
+type verdictCache struct {
+	dir     string
+	head    string
+	keys    []ssh.PublicKey
+	keyIdx  map[string]int
+	recs    map[string][]sigRecord
+	commits map[refs.Hash]bool // nil until needed
+}
+
+func newVerdictCache(commonDir string) *verdictCache {
+	return &verdictCache{dir: filepath.Join(commonDir, "rally", "verdicts")}
+}
+
+// load reads the cache files; damaged lines are skipped (a fact left
+// without a record is checked again, see Verifier).
+func (vc *verdictCache) load() {
+	vc.head, vc.keys, vc.keyIdx, vc.recs, vc.commits = "", nil, map[string]int{}, map[string][]sigRecord{}, nil
+	b, err := os.ReadFile(filepath.Join(vc.dir, "head"))
+	if err != nil {
+		return
+	}
+	head := strings.TrimSpace(string(b))
+	data, err := os.ReadFile(filepath.Join(vc.dir, "sigs"))
+	if err != nil {
+		return
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // a torn last line
+		}
+		line := string(data[:i])
+		data = data[i+1:]
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 3 && f[0] == "k":
+			pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(strings.Join(f[2:], " ")))
+			if n, _ := strconv.Atoi(f[1]); err == nil && n == len(vc.keys) {
+				vc.keyIdx[string(pub.Marshal())] = n
+				vc.keys = append(vc.keys, pub)
+			}
+		case len(f) == 3 && f[0] == "f" && (f[2] == "u" || f[2] == "x"):
+			vc.recs[f[1]] = append(vc.recs[f[1]], sigRecord{state: f[2][0]})
+		case len(f) == 5 && f[0] == "f" && f[2] == "g":
+			k, err1 := strconv.Atoi(f[3])
+			at, err2 := strconv.ParseInt(f[4], 10, 64)
+			if err1 == nil && err2 == nil && k >= 0 && k < len(vc.keys) {
+				vc.recs[f[1]] = append(vc.recs[f[1]], sigRecord{state: 'g', key: k, at: at})
+			}
+		}
+	}
+	vc.head = head
+}
+
+func (vc *verdictCache) loadCommits() {
+	vc.commits = map[refs.Hash]bool{}
+	b, err := os.ReadFile(filepath.Join(vc.dir, "commits"))
+	if err != nil {
+		return
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if h, err := refs.ParseHash(line); err == nil {
+			vc.commits[h] = true
+		}
+	}
+}
+
+// newCommit is a commit to record: its signature check and the facts it
+// introduced.
+type newCommit struct {
+	hash  refs.Hash
+	sc    refs.SignedCommit
+	facts []string
+}
+
+// update records every commit reachable from head that is not recorded.
+// The caller holds the verdicts lock and has just loaded the cache.
+func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
+	order, err := l.newCommits(vc, head)
+	if err != nil {
+		return err
+	}
+	var sigs, commits bytes.Buffer
+	for _, nc := range order {
+		var parents []refs.Hash
+		for _, p := range nc.sc.Parents {
+			pc, err := l.Store.ReadCommit(p)
+			if err != nil {
+				return fmt.Errorf("checking signatures: %w", err)
+			}
+			parents = append(parents, pc.Tree)
+		}
+		var ids []string
+		if err := l.introduced("", nc.sc.Tree, parents, &ids); err != nil {
+			return fmt.Errorf("checking signatures: %w", err)
+		}
+		rec, key := checkSignature(nc.sc)
+		if rec.state == 'g' {
+			k := string(key.Marshal())
+			n, ok := vc.keyIdx[k]
+			if !ok {
+				n = len(vc.keys)
+				vc.keyIdx[k], vc.keys = n, append(vc.keys, key)
+				fmt.Fprintf(&sigs, "k %d %s", n, ssh.MarshalAuthorizedKey(key))
+			}
+			rec.key = n
+		}
+		for _, id := range ids {
+			vc.recs[id] = append(vc.recs[id], rec)
+			if rec.state == 'g' {
+				fmt.Fprintf(&sigs, "f %s g %d %d\n", id, rec.key, rec.at)
+			} else {
+				fmt.Fprintf(&sigs, "f %s %c\n", id, rec.state)
+			}
+		}
+		fmt.Fprintf(&commits, "%s\n", nc.hash)
+		if vc.commits != nil {
+			vc.commits[nc.hash] = true
+		}
+	}
+	if err := os.MkdirAll(vc.dir, 0o777); err != nil {
+		return err
+	}
+	if err := appendFile(filepath.Join(vc.dir, "sigs"), sigs.Bytes()); err != nil {
+		return err
+	}
+	if err := appendFile(filepath.Join(vc.dir, "commits"), commits.Bytes()); err != nil {
+		return err
+	}
+	tmp := filepath.Join(vc.dir, "head.tmp")
+	if err := os.WriteFile(tmp, []byte(head.String()+"\n"), 0o666); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(vc.dir, "head")); err != nil {
+		return err
+	}
+	vc.head = head.String()
+	return nil
+}
+
+func appendFile(path string, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// newCommits lists the commits reachable from head that are not recorded,
+// parents before children. Appends on top of the recorded head are a
+// first-parent chain that ends there; anything else (a merge, a rewritten
+// ledger) reads the recorded commit set.
+func (l *Ledger) newCommits(vc *verdictCache, head refs.Hash) ([]newCommit, error) {
+	read := map[refs.Hash]refs.SignedCommit{}
+	var chain []newCommit
+	for c, i := head, 0; i < 64 && !c.IsZero(); i++ {
+		if c.String() == vc.head {
+			for a, b := 0, len(chain)-1; a < b; a, b = a+1, b-1 {
+				chain[a], chain[b] = chain[b], chain[a]
+			}
+			return chain, nil
+		}
+		sc, err := l.Store.ReadSignedCommit(c)
+		if err != nil {
+			return nil, fmt.Errorf("checking signatures: %w", err)
+		}
+		read[c] = sc
+		chain = append(chain, newCommit{hash: c, sc: sc})
+		if len(sc.Parents) != 1 {
+			break
+		}
+		c = sc.Parents[0]
+	}
+	if vc.commits == nil {
+		vc.loadCommits()
+	}
+	// Post-order depth-first walk: a commit after all its parents.
+	var order []newCommit
+	done := map[refs.Hash]bool{}
+	type frame struct {
+		h        refs.Hash
+		expanded bool
+	}
+	stack := []frame{{h: head}}
+	for len(stack) > 0 {
+		fr := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if done[fr.h] || vc.commits[fr.h] || fr.h.String() == vc.head {
+			continue
+		}
+		sc, ok := read[fr.h]
+		if !ok {
+			var err error
+			if sc, err = l.Store.ReadSignedCommit(fr.h); err != nil {
+				return nil, fmt.Errorf("checking signatures: %w", err)
+			}
+			read[fr.h] = sc
+		}
+		if fr.expanded {
+			done[fr.h] = true
+			order = append(order, newCommit{hash: fr.h, sc: sc})
+			continue
+		}
+		stack = append(stack, frame{h: fr.h, expanded: true})
+		for i := len(sc.Parents) - 1; i >= 0; i-- {
+			if p := sc.Parents[i]; !done[p] {
+				stack = append(stack, frame{h: p})
+			}
+		}
+	}
+	return order, nil
+}
+
+// introduced lists the fact ids under tree t that none of the parent
+// trees holds at the same path with the same content: what this commit
+// brought in itself. A merge's union carries facts from its parents, so
+// it introduces none of them; it descends only where t differs from every
+// parent.
+func (l *Ledger) introduced(prefix string, t refs.Hash, parents []refs.Hash, out *[]string) error {
+	es, err := l.readTree(t)
+	if err != nil {
+		return err
+	}
+	pms := make([]map[string]refs.Entry, 0, len(parents))
+	for _, p := range parents {
+		if p.IsZero() {
+			continue
+		}
+		pes, err := l.readTree(p)
+		if err != nil {
+			return err
+		}
+		m := make(map[string]refs.Entry, len(pes))
+		for _, e := range pes {
+			m[e.Name] = e
+		}
+		pms = append(pms, m)
+	}
+	for _, e := range es {
+		p := joinPath(prefix, e.Name)
+		carried := false
+		var sub []refs.Hash
+		for _, m := range pms {
+			pe, ok := m[e.Name]
+			if !ok {
+				continue
+			}
+			if pe.Hash == e.Hash && pe.Dir == e.Dir {
+				carried = true
+				break
+			}
+			if pe.Dir && e.Dir {
+				sub = append(sub, pe.Hash)
+			}
+		}
+		switch {
+		case carried:
+		case e.Dir:
+			if err := l.introduced(p, e.Hash, sub, out); err != nil {
+				return err
+			}
+		case isFactPath(p):
+			*out = append(*out, strings.TrimSuffix(e.Name, ".json"))
+		}
+	}
+	return nil
+}
+
+// checkSignature checks a commit's signature on its own: good, bad or
+// none, and the key. A signature rally cannot read (a GPG one) is bad.
+func checkSignature(sc refs.SignedCommit) (sigRecord, ssh.PublicKey) {
+	sigChecks++
+	if sc.Signature == "" {
+		return sigRecord{state: 'u'}, nil
+	}
+	sig, err := sshsig.Parse([]byte(sc.Signature))
+	if err != nil || sig.Verify("git", sc.Payload) != nil {
+		return sigRecord{state: 'x'}, nil
+	}
+	return sigRecord{state: 'g', at: sc.When.Unix()}, sig.PublicKey
+}
+
+// sigChecks counts commits whose signature was checked (for tests: each
+// commit once).
+var sigChecks int
+
+// Verifier gives the verdict of any fact at the ledger's head.
+type Verifier struct {
+	vc      *verdictCache
+	allowed sshsig.AllowedSigners
+}
+
+// Verifier brings the signature records up to the current head and reads
+// the allowed-signers file. It returns nil, nil when verification is not
+// configured (Signing.Verifying).
+func (l *Ledger) Verifier() (*Verifier, error) {
+	if !l.Signing.Verifying() {
+		return nil, nil
+	}
+	head, err := l.Head()
+	if err != nil {
+		return nil, err
+	}
+	if l.verifier != nil && l.verifier.vc.head == hashString(head) {
+		return l.verifier, nil
+	}
+	vc := newVerdictCache(l.Store.CommonDir)
+	vc.load()
+	if head.IsZero() {
+		vc.head = ""
+	} else if vc.head != head.String() {
+		q, err := refs.QueueLock(l.Store.CommonDir, "verdicts")
+		if err != nil {
+			return nil, err
+		}
+		vc.load()
+		if vc.head != head.String() {
+			err = l.updateVerdicts(vc, head)
+		}
+		refs.UnlockQueue(q)
+		if err != nil {
+			return nil, err
+		}
+	}
+	v := &Verifier{vc: vc}
+	if p := l.Signing.AllowedSigners; p != "" {
+		data, err := os.ReadFile(p)
+		if err != nil {
+			l.warn("allowed signers: %v (no signature can be verified)", err)
+		}
+		var errs []error
+		v.allowed, errs = sshsig.ParseAllowedSigners(data)
+		for _, e := range errs {
+			l.warn("%s: %v", p, e)
+		}
+	}
+	l.verifier = v
+	return v, nil
+}
+
+// Verdict is the verdict of the fact id authored by tool: verified when a
+// commit that introduced it is signed by a key the allowed-signers file
+// lists for tool (for rally's own facts, such as reaped claims, for
+// anyone), unsigned when none of them is signed, bad otherwise.
+func (v *Verifier) Verdict(id, tool string) string {
+	best := ""
+	recs := v.vc.recs[id]
+	if len(recs) == 0 {
+		return Unsigned
+	}
+	for _, r := range recs {
+		switch r.state {
+		case 'u':
+			if best == "" || best == BadSig {
+				best = Unsigned
+			}
+		case 'x':
+			if best == "" {
+				best = BadSig
+			}
+		case 'g':
+			key, at := v.vc.keys[r.key], time.Unix(r.at, 0)
+			ok := false
+			if tool == SystemTool {
+				ok = v.allowed.Lists(key, "git", at)
+			} else {
+				ok = v.allowed.Allows(tool, key, "git", at)
+			}
+			if ok {
+				return Verified
+			}
+			if best == "" {
+				best = BadSig
+			}
+		}
+	}
+	return best
+}
+
+// Counts counts the verdicts of fs.
+func (v *Verifier) Counts(fs []*Fact) map[string]int {
+	out := map[string]int{Verified: 0, Unsigned: 0, BadSig: 0}
+	for _, f := range fs {
+		out[v.Verdict(f.ID, f.Tool)]++
+	}
+	return out
+}

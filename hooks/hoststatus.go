@@ -1,0 +1,232 @@
+package hooks
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-rally/git-rally/worktree"
+)
+
+// Problem is a reason an installed hook will not run (or not as the user
+// thinks), with the command that puts it right.
+type Problem struct {
+	Problem string
+	Fix     string
+}
+
+// Env is what the host checks read of the user's environment; tests set
+// it. Getwd is where the user would start the host.
+var Env = struct {
+	Getenv func(string) string
+	Home   func() (string, error)
+	Getwd  func() (string, error)
+}{os.Getenv, os.UserHomeDir, os.Getwd}
+
+// hostProblems says what will really happen with rally's installed entries
+// for host: the trust and approval steps the host still wants, a start
+// directory whose settings the host would read instead, switches that turn
+// hooks off, and a file changed since rally wrote it.
+func hostProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
+	var out []Problem
+	top := r.WorkTree
+	if rec := loadRecord(r, sf.path); rec != nil && sf.exists && digest(sf.content) != rec.Wrote {
+		out = append(out, Problem{
+			Problem: sf.shown + " was changed after rally installed its entries (by hand or by another tool); rally's entries are intact, and uninstall will remove only those",
+		})
+	}
+	home, _ := Env.Home()
+	switch host {
+	case Claude:
+		if wd, err := Env.Getwd(); err == nil {
+			if rel, err := filepath.Rel(top, wd); err == nil && rel != "." && !strings.HasPrefix(rel, "..") {
+				out = append(out, Problem{
+					Problem: fmt.Sprintf("Claude Code started in %s reads %s/.claude/settings.json, not the repository's: no rally hook runs in a session started there", filepath.ToSlash(rel), filepath.ToSlash(rel)),
+					Fix:     "cd " + shellQuote(top) + " && claude",
+				})
+			}
+		}
+		for _, f := range []string{filepath.Join(top, ".claude", "settings.json"), filepath.Join(top, ".claude", "settings.local.json"), filepath.Join(home, ".claude", "settings.json")} {
+			if jsonBool(f, "disableAllHooks") == "true" {
+				out = append(out, Problem{Problem: "disableAllHooks is set in " + display(r, f) + ": Claude Code runs no hook", Fix: "remove \"disableAllHooks\" from " + display(r, f)})
+			}
+		}
+		if home != "" && !claudeTrusted(filepath.Join(home, ".claude.json"), top) {
+			out = append(out, Problem{
+				Problem: "an interactive Claude Code holds back project hooks until its trust dialog for " + top + " is accepted (claude -p trusts the folder)",
+				Fix:     "cd " + shellQuote(top) + " && claude   # accept the trust dialog once",
+			})
+		}
+	case Codex:
+		cfg := filepath.Join(codexHome(home), "config.toml")
+		trusted, hooksOff := codexConfig(cfg, top)
+		if hooksOff {
+			out = append(out, Problem{Problem: "hooks are turned off in " + cfg + " ([features] hooks = false)", Fix: "remove hooks = false from [features] in " + cfg})
+		}
+		if !trusted {
+			out = append(out, Problem{
+				Problem: "Codex loads project hooks only in a trusted project, and " + top + " is not trusted in " + cfg,
+				Fix:     fmt.Sprintf("printf '\\n[projects.%q]\\ntrust_level = \"trusted\"\\n' >> %s   # or trust it when codex asks", top, shellQuote(cfg)),
+			})
+		}
+		out = append(out, Problem{
+			Problem: "Codex runs a new or changed hook only after you approve it (untrusted hooks are skipped silently); rally cannot read that approval",
+			Fix:     "cd " + shellQuote(top) + " && codex   # then /hooks and trust the git rally hooks (codex exec: --dangerously-bypass-hook-trust)",
+		})
+	case Gemini:
+		if !geminiTrusted(home, top) {
+			file := geminiTrustFile(home)
+			out = append(out, Problem{
+				Problem: "Gemini CLI registers no project hook outside a trusted folder, and " + top + " is not trusted in " + file,
+				Fix:     "cd " + shellQuote(top) + " && gemini   # and trust the folder; or add \"" + top + "\": \"TRUST_FOLDER\" to " + file,
+			})
+		}
+	case Cursor:
+		out = append(out, Problem{
+			Problem: "Cursor reads .cursor/hooks.json when it opens the folder; a Cursor already open runs the hooks after a restart",
+		})
+	}
+	return out
+}
+
+func codexHome(home string) string {
+	if h := Env.Getenv("CODEX_HOME"); h != "" {
+		return h
+	}
+	return filepath.Join(home, ".codex")
+}
+
+// codexConfig reads, line by line, the two things of config.toml that
+// decide whether project hooks run: a [projects."<dir>"] table with
+// trust_level = "trusted" for top or a directory above it, and [features]
+// hooks = false.
+func codexConfig(path, top string) (trusted, hooksOff bool) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, false
+	}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			table = strings.TrimSpace(strings.Trim(line, "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok {
+			continue
+		}
+		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		if i := strings.Index(v, "#"); i >= 0 {
+			v = strings.TrimSpace(v[:i])
+		}
+		switch {
+		case table == "features" && (k == "hooks" || k == "codex_hooks") && v == "false":
+			hooksOff = true
+		case strings.HasPrefix(table, "projects.") && k == "trust_level" && strings.Trim(v, `"'`) == "trusted":
+			dir := strings.Trim(strings.TrimPrefix(table, "projects."), `"'`)
+			if within(dir, top) {
+				trusted = true
+			}
+		}
+	}
+	return trusted, hooksOff
+}
+
+func geminiTrustFile(home string) string {
+	if f := Env.Getenv("GEMINI_CLI_TRUSTED_FOLDERS_PATH"); f != "" {
+		return f
+	}
+	if h := Env.Getenv("GEMINI_CLI_HOME"); h != "" {
+		home = h
+	}
+	return filepath.Join(home, ".gemini", "trustedFolders.json")
+}
+
+// geminiTrusted applies Gemini CLI's rules: GEMINI_CLI_TRUST_WORKSPACE,
+// then the longest rule of trustedFolders.json that contains the folder
+// (TRUST_PARENT trusts the rule's parent).
+func geminiTrusted(home, top string) bool {
+	switch Env.Getenv("GEMINI_CLI_TRUST_WORKSPACE") {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	b, err := os.ReadFile(geminiTrustFile(home))
+	if err != nil {
+		return false
+	}
+	var rules map[string]string
+	if json.Unmarshal(b, &rules) != nil {
+		return false
+	}
+	best, level := -1, ""
+	for p, l := range rules {
+		eff := p
+		if l == "TRUST_PARENT" {
+			eff = filepath.Dir(p)
+		}
+		if within(eff, top) && len(p) > best {
+			best, level = len(p), l
+		}
+	}
+	return level == "TRUST_FOLDER" || level == "TRUST_PARENT"
+}
+
+// claudeTrusted reads ~/.claude.json's projects[top].hasTrustDialogAccepted
+// (for top or a directory above it).
+func claudeTrusted(path, top string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	var cfg struct {
+		Projects map[string]struct {
+			Accepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	if json.Unmarshal(b, &cfg) != nil {
+		return false
+	}
+	for dir, p := range cfg.Projects {
+		if p.Accepted && within(dir, top) {
+			return true
+		}
+	}
+	return false
+}
+
+// within says whether p is dir or below it.
+func within(dir, p string) bool {
+	if dir == "" {
+		return false
+	}
+	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// jsonBool is the top-level key of a JSON file as text ("" when absent).
+func jsonBool(path, key string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(m[key]))
+}
+
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._-+:@") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

@@ -1,0 +1,104 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+// textCap bounds one string of an answer: a body may be 64 KiB in the
+// ledger; an agent's context gets the start of it.
+const textCap = 4096
+
+// result turns what a command did into the tool's answer: its JSON with
+// every string sanitized (structured, and as text with < > & escaped),
+// its notes, and the untrusted-text line; a failure is a tool error whose
+// content is the §7 error object.
+func result(o Outcome) *mcp.CallToolResult {
+	body := o.Stdout
+	if o.Exit != 0 {
+		body = o.Error
+	}
+	v, text := shape(body)
+	res := &mcp.CallToolResult{IsError: o.Exit != 0, StructuredContent: v}
+	res.Content = append(res.Content, &mcp.TextContent{Text: text})
+	if notes := noteLines(o.Stderr); notes != "" {
+		res.Content = append(res.Content, &mcp.TextContent{Text: notes})
+	}
+	res.Content = append(res.Content, &mcp.TextContent{Text: UntrustedNote})
+	return res
+}
+
+// usageResult is a tool error for arguments no command would accept.
+func usageResult(msg string) *mcp.CallToolResult {
+	return result(Outcome{Exit: 2, Error: ErrorObject(2, "usage", msg, nil)})
+}
+
+// ErrorObject is the §7 error object {"error": {"exit", "code", "message",
+// "hints"}}.
+func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
+	if hints == nil {
+		hints = []string{}
+	}
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"exit": exit, "code": code, "message": msg, "hints": hints}})
+	return b
+}
+
+// shape decodes a command's JSON and sanitizes every string in it. JSON
+// that does not decode is passed on as sanitized text.
+func shape(b []byte) (any, string) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		s := facts.Sanitize(string(b), textCap)
+		return map[string]any{"output": s}, escapeTags(s)
+	}
+	v = clean(v)
+	var out bytes.Buffer
+	enc := json.NewEncoder(&out)
+	enc.SetEscapeHTML(true) // < > & as \u003c \u003e \u0026: no tag reaches the model as a tag
+	enc.Encode(v)
+	if _, ok := v.(map[string]any); !ok {
+		// structuredContent must be an object.
+		v = map[string]any{"result": v}
+	}
+	return v, strings.TrimSpace(out.String())
+}
+
+func clean(v any) any {
+	switch x := v.(type) {
+	case string:
+		return facts.Sanitize(x, textCap)
+	case []any:
+		for i := range x {
+			x[i] = clean(x[i])
+		}
+	case map[string]any:
+		m := make(map[string]any, len(x))
+		for k, e := range x {
+			m[facts.Sanitize(k, 200)] = clean(e)
+		}
+		return m
+	}
+	return v
+}
+
+func escapeTags(s string) string {
+	return strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;").Replace(s)
+}
+
+// noteLines keeps the command's notes and warnings, sanitized.
+func noteLines(b []byte) string {
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			out = append(out, escapeTags(facts.Sanitize(l, textCap)))
+		}
+	}
+	return strings.Join(out, "\n")
+}

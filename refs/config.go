@@ -1,0 +1,177 @@
+package refs
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing/format/config"
+)
+
+// Config is git's configuration as git would read it for a repository,
+// read in-process (a `git config` per command would cost an append more
+// than the append itself): system, global, the repository's config and,
+// with extensions.worktreeConfig, the worktree's, then `git -c` and
+// GIT_CONFIG_COUNT; include.path is followed. includeIf is not.
+type Config struct {
+	vals map[string][]string // "section.key" or "section.sub.key", section and key lowercased
+}
+
+// ReadConfig reads the configuration of the repository with the given
+// common dir and (for a linked worktree) git dir; gitDir may be "".
+func ReadConfig(commonDir, gitDir string) *Config {
+	c := &Config{vals: map[string][]string{}}
+	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
+		sys := os.Getenv("GIT_CONFIG_SYSTEM")
+		if sys == "" {
+			sys = "/etc/gitconfig"
+		}
+		c.readFile(sys, 0)
+	}
+	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
+		c.readFile(g, 0)
+	} else {
+		xdg := os.Getenv("XDG_CONFIG_HOME")
+		home, _ := os.UserHomeDir()
+		if xdg == "" && home != "" {
+			xdg = filepath.Join(home, ".config")
+		}
+		if xdg != "" {
+			c.readFile(filepath.Join(xdg, "git", "config"), 0)
+		}
+		if home != "" {
+			c.readFile(filepath.Join(home, ".gitconfig"), 0)
+		}
+	}
+	c.readFile(filepath.Join(commonDir, "config"), 0)
+	if gitDir != "" && c.Bool("extensions.worktreeconfig") {
+		c.readFile(filepath.Join(gitDir, "config.worktree"), 0)
+	}
+	c.readParameters(os.Getenv("GIT_CONFIG_PARAMETERS"))
+	if n, err := strconv.Atoi(os.Getenv("GIT_CONFIG_COUNT")); err == nil {
+		for i := 0; i < n; i++ {
+			k := os.Getenv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+			c.set(k, os.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)))
+		}
+	}
+	return c
+}
+
+// Get returns the last value of key ("section.key", "section.sub.key").
+func (c *Config) Get(key string) string {
+	vs := c.vals[normKey(key)]
+	if len(vs) == 0 {
+		return ""
+	}
+	return vs[len(vs)-1]
+}
+
+// Bool reads key as git reads a boolean; unset is false.
+func (c *Config) Bool(key string) bool {
+	vs, ok := c.vals[normKey(key)]
+	if !ok || len(vs) == 0 {
+		return false
+	}
+	switch strings.ToLower(strings.TrimSpace(vs[len(vs)-1])) {
+	case "", "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// Path reads key as a path: ~/ is the home directory; a relative path is
+// left as it is (git resolves it against the current directory).
+func (c *Config) Path(key string) string { return expandHome(c.Get(key)) }
+
+func normKey(k string) string {
+	first := strings.IndexByte(k, '.')
+	last := strings.LastIndexByte(k, '.')
+	if first < 0 {
+		return strings.ToLower(k)
+	}
+	return strings.ToLower(k[:first]) + k[first:last] + strings.ToLower(k[last:])
+}
+
+func (c *Config) set(key, val string) {
+	if key == "" {
+		return
+	}
+	k := normKey(key)
+	c.vals[k] = append(c.vals[k], val)
+}
+
+func (c *Config) readFile(path string, depth int) {
+	b, err := os.ReadFile(path)
+	if err != nil || depth > 10 {
+		return
+	}
+	var cfg config.Config
+	if err := config.NewDecoder(bytes.NewReader(b)).Decode(&cfg); err != nil {
+		return // git would refuse the file; rally reads on without it
+	}
+	for _, s := range cfg.Sections {
+		for _, o := range s.Options {
+			c.set(s.Name+"."+o.Key, o.Value)
+			if strings.EqualFold(s.Name, "include") && strings.EqualFold(o.Key, "path") {
+				inc := expandHome(o.Value)
+				if !filepath.IsAbs(inc) {
+					inc = filepath.Join(filepath.Dir(path), inc)
+				}
+				c.readFile(inc, depth+1)
+			}
+		}
+		for _, ss := range s.Subsections {
+			for _, o := range ss.Options {
+				c.set(s.Name+"."+ss.Name+"."+o.Key, o.Value)
+			}
+		}
+	}
+}
+
+// readParameters reads GIT_CONFIG_PARAMETERS, which git sets for `git -c
+// k=v rally ...`: shell-quoted 'k=v' or 'k'='v' items.
+func (c *Config) readParameters(s string) {
+	for s = strings.TrimSpace(s); s != ""; s = strings.TrimSpace(s) {
+		k, rest, ok := sqDequote(s)
+		if !ok {
+			return
+		}
+		if strings.HasPrefix(rest, "=") {
+			v, r2, ok := sqDequote(rest[1:])
+			if !ok {
+				return
+			}
+			c.set(k, v)
+			s = r2
+			continue
+		}
+		key, val, _ := strings.Cut(k, "=")
+		c.set(key, val)
+		s = rest
+	}
+}
+
+// sqDequote reads one 'quoted' word (with git's '\” escapes) from s.
+func sqDequote(s string) (string, string, bool) {
+	if !strings.HasPrefix(s, "'") {
+		return "", "", false
+	}
+	var out strings.Builder
+	for strings.HasPrefix(s, "'") {
+		end := strings.IndexByte(s[1:], '\'')
+		if end < 0 {
+			return "", "", false
+		}
+		out.WriteString(s[1 : 1+end])
+		s = s[2+end:]
+		if strings.HasPrefix(s, `\'`) {
+			out.WriteByte('\'')
+			s = s[2:]
+			continue
+		}
+		break
+	}
+	return out.String(), s, true
+}

@@ -1,0 +1,212 @@
+package refs
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"golang.org/x/crypto/ssh"
+	"golang.org/x/crypto/ssh/agent"
+
+	"github.com/git-rally/git-rally/sshsig"
+)
+
+// Signer signs ledger commits. Sign returns the armored signature of a
+// commit's bytes without its gpgsig header; WriteCommit puts it in that
+// header, as git commit -S does.
+type Signer interface {
+	// Ready loads the key; an error means nothing may be written.
+	Ready() error
+	Sign(payload []byte) ([]byte, error)
+}
+
+// KeyError is a signing key that cannot be used: missing, unreadable,
+// locked, or not in the agent. Nothing was written.
+type KeyError struct{ Msg, Hint string }
+
+func (e *KeyError) Error() string { return e.Msg }
+
+// SSHSigner signs in namespace "git" with the key git's user.signingKey
+// names: a private key file, a public key file or a "key::" literal whose
+// private half ssh-agent holds (SSH_AUTH_SOCK). No process is started.
+type SSHSigner struct {
+	Key       string // user.signingKey
+	AgentSock string // $SSH_AUTH_SOCK
+
+	once   sync.Once
+	signer ssh.Signer
+	err    error
+}
+
+// Ready loads the key once.
+func (s *SSHSigner) Ready() error {
+	s.once.Do(func() { s.signer, s.err = s.load() })
+	return s.err
+}
+
+// Sign signs payload.
+func (s *SSHSigner) Sign(payload []byte) ([]byte, error) {
+	if err := s.Ready(); err != nil {
+		return nil, err
+	}
+	sig, err := sshsig.Sign(s.signer, "git", payload)
+	if err != nil {
+		return nil, &KeyError{Msg: fmt.Sprintf("signing with %s: %v", s.Key, err),
+			Hint: "ssh-add -l   # is the key still in the agent?"}
+	}
+	return sig, nil
+}
+
+// PublicKey returns the signing key's public half, once Ready succeeded.
+func (s *SSHSigner) PublicKey() ssh.PublicKey {
+	if s.Ready() != nil {
+		return nil
+	}
+	return s.signer.PublicKey()
+}
+
+const keyHint = "git config user.signingKey ~/.ssh/id_ed25519.pub   # and ssh-add ~/.ssh/id_ed25519, or git config rally.sign false"
+
+func (s *SSHSigner) load() (ssh.Signer, error) {
+	spec := strings.TrimSpace(s.Key)
+	if spec == "" {
+		return nil, &KeyError{Msg: "no signing key: user.signingKey is not set", Hint: keyHint}
+	}
+	if lit, ok := strings.CutPrefix(spec, "key::"); ok {
+		pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(lit))
+		if err != nil {
+			return nil, &KeyError{Msg: fmt.Sprintf("user.signingKey %q is not an ssh public key: %v", spec, err), Hint: keyHint}
+		}
+		return s.fromAgent(pub, "the key of user.signingKey")
+	}
+	path := expandHome(spec)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &KeyError{Msg: fmt.Sprintf("cannot read the signing key: %v", err), Hint: keyHint}
+	}
+	if pub, _, _, _, err := ssh.ParseAuthorizedKey(data); err == nil {
+		return s.fromAgent(pub, path)
+	}
+	signer, err := ssh.ParsePrivateKey(data)
+	if err == nil {
+		return signer, nil
+	}
+	var pm *ssh.PassphraseMissingError
+	if errors.As(err, &pm) {
+		pub := pm.PublicKey
+		if pub == nil {
+			if b, err := os.ReadFile(path + ".pub"); err == nil {
+				pub, _, _, _, _ = ssh.ParseAuthorizedKey(b)
+			}
+		}
+		if pub != nil {
+			if sg, err := s.fromAgent(pub, path); err == nil {
+				return sg, nil
+			}
+		}
+		return nil, &KeyError{Msg: fmt.Sprintf("the signing key %s is locked by a passphrase and not in ssh-agent", path),
+			Hint: "ssh-add " + path}
+	}
+	return nil, &KeyError{Msg: fmt.Sprintf("the signing key %s is not an ssh key: %v", path, err), Hint: keyHint}
+}
+
+func (s *SSHSigner) fromAgent(pub ssh.PublicKey, what string) (ssh.Signer, error) {
+	if s.AgentSock == "" {
+		return nil, &KeyError{Msg: fmt.Sprintf("%s is a public key and SSH_AUTH_SOCK is not set: no ssh-agent to sign with", what),
+			Hint: "eval \"$(ssh-agent)\" && ssh-add <private key>"}
+	}
+	conn, err := net.Dial("unix", s.AgentSock)
+	if err != nil {
+		return nil, &KeyError{Msg: fmt.Sprintf("cannot reach ssh-agent: %v", err), Hint: "eval \"$(ssh-agent)\" && ssh-add <private key>"}
+	}
+	signers, err := agent.NewClient(conn).Signers()
+	if err != nil {
+		conn.Close()
+		return nil, &KeyError{Msg: fmt.Sprintf("ssh-agent: %v", err), Hint: "ssh-add -l"}
+	}
+	want := pub.Marshal()
+	for _, sg := range signers {
+		if bytes.Equal(sg.PublicKey().Marshal(), want) {
+			return sg, nil // the connection stays open for the process's signatures
+		}
+	}
+	conn.Close()
+	return nil, &KeyError{Msg: fmt.Sprintf("ssh-agent does not hold %s (%s)", what, ssh.FingerprintSHA256(pub)),
+		Hint: "ssh-add <private key>"}
+}
+
+func expandHome(p string) string {
+	if rest, ok := strings.CutPrefix(p, "~/"); ok {
+		if home, err := os.UserHomeDir(); err == nil {
+			return filepath.Join(home, rest)
+		}
+	}
+	return p
+}
+
+// encodeCommit encodes gc, signed when the store has a Signer.
+func (st *Store) encodeCommit(gc *object.Commit, obj plumbing.EncodedObject) error {
+	if st.Signer != nil {
+		var payload plumbing.MemoryObject
+		if err := gc.EncodeWithoutSignature(&payload); err != nil {
+			return fmt.Errorf("encoding commit: %w", err)
+		}
+		sig, err := st.Signer.Sign(memBytes(&payload))
+		if err != nil {
+			return err
+		}
+		gc.PGPSignature = string(sig)
+	}
+	if err := gc.Encode(obj); err != nil {
+		return fmt.Errorf("encoding commit: %w", err)
+	}
+	return nil
+}
+
+// SignedCommit is a commit with what a verifier needs.
+type SignedCommit struct {
+	Commit
+	// Signature is the gpgsig header ("" when unsigned); Payload the
+	// commit's bytes without it, what the signature signs.
+	Signature string
+	Payload   []byte
+}
+
+// ReadSignedCommit reads a commit with its signature.
+func (st *Store) ReadSignedCommit(h Hash) (SignedCommit, error) {
+	obj, err := st.object(plumbing.CommitObject, h)
+	if err != nil {
+		return SignedCommit{}, notFound("commit", h, err)
+	}
+	var gc object.Commit
+	if err := gc.Decode(obj); err != nil {
+		return SignedCommit{}, fmt.Errorf("decoding commit %s: %w", h, err)
+	}
+	sc := SignedCommit{Commit: Commit{Tree: Hash(gc.TreeHash), Message: gc.Message, When: gc.Committer.When},
+		Signature: gc.PGPSignature}
+	for _, p := range gc.ParentHashes {
+		sc.Parents = append(sc.Parents, Hash(p))
+	}
+	if sc.Signature != "" {
+		var payload plumbing.MemoryObject
+		if err := gc.EncodeWithoutSignature(&payload); err != nil {
+			return sc, fmt.Errorf("decoding commit %s: %w", h, err)
+		}
+		sc.Payload = memBytes(&payload)
+	}
+	return sc, nil
+}
+
+func memBytes(o *plumbing.MemoryObject) []byte {
+	r, _ := o.Reader() // a MemoryObject's reader never fails
+	b, _ := io.ReadAll(r)
+	return b
+}
