@@ -530,6 +530,9 @@ func (s *State) clone() *State {
 	cp.Artifacts = cloneMap(s.Artifacts)
 	cp.Retraction = cloneMap(s.Retraction)
 	cp.Contest = cloneMap(s.Contest)
+	if s.Future != nil {
+		cp.Future = cloneMap(s.Future)
+	}
 	return &cp
 }
 

@@ -94,10 +94,10 @@ func (l *Ledger) Read() (*State, error) {
 	if err != nil {
 		return nil, err
 	}
-	if l.last != nil && l.last.Head == hashString(head) {
+	if l.last != nil && l.last.Head == hashString(head) && !l.last.FutureDue(l.horizon()) {
 		return l.last, nil
 	}
-	if st := l.cache.load(); st != nil && st.Head == hashString(head) {
+	if st := l.cache.load(); st != nil && st.Head == hashString(head) && !st.FutureDue(l.horizon()) {
 		l.last = st
 		return st, nil
 	}
@@ -115,7 +115,7 @@ func hashString(h refs.Hash) string {
 
 // catchUp brings the cached state to head. The caller holds the cache lock.
 func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
-	if l.last != nil && l.last.Head == hashString(head) {
+	if l.last != nil && l.last.Head == hashString(head) && !l.last.FutureDue(l.horizon()) {
 		return l.last, nil
 	}
 	st, err := l.catchUpCache(head)
@@ -127,7 +127,19 @@ func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
 
 // catchUpCache is catchUp without the in-process memo.
 func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
+	hz := l.horizon()
 	st := l.cache.load()
+	if st != nil && st.FutureDue(hz) {
+		// A fact held back as dated in the future is due: build again.
+		if all, ok := l.cache.mirror(st); ok {
+			nst := BuildAt(all, hz)
+			nst.Head, nst.Tree = st.Head, st.Tree
+			l.cache.save(nst, all, true)
+			st = nst
+		} else {
+			st = nil
+		}
+	}
 	if st != nil && st.Head == hashString(head) {
 		return st, nil
 	}
@@ -146,6 +158,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		if err == nil {
 			fs := l.parseBlobs(added)
 			cp := st.clone()
+			cp.SetHorizon(hz)
 			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
 				l.cache.save(cp, fs, false)
@@ -155,7 +168,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			// mirror plus the new facts.
 			if prev, ok := l.cache.mirror(st); ok {
 				all := dedupe(append(prev, fs...))
-				nst := Build(all)
+				nst := BuildAt(all, hz)
 				nst.Head, nst.Tree = head.String(), c.Tree.String()
 				l.cache.save(nst, all, true)
 				return nst, nil
@@ -167,11 +180,15 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		return nil, err
 	}
 	all = dedupe(all)
-	nst := Build(all)
+	nst := BuildAt(all, hz)
 	nst.Head, nst.Tree = head.String(), c.Tree.String()
 	l.cache.save(nst, all, true)
 	return nst, nil
 }
+
+// horizon is the reader's clock plus FutureSkew: a fact dated later is
+// held back (State.Future).
+func (l *Ledger) horizon() time.Time { return l.Now().UTC().Add(FutureSkew) }
 
 func dedupe(fs []*Fact) []*Fact {
 	seen := make(map[string]bool, len(fs))
@@ -434,6 +451,7 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	}
 	// The facts are acknowledged from here on; the cache is disposable.
 	cp := st.clone()
+	cp.SetHorizon(l.horizon())
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.save(cp, fs, false)

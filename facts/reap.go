@@ -136,14 +136,19 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 				continue
 			}
 			if id, err := ComputeID([]byte(line)); err != nil || id != f.ID {
-				ps = append(ps, Problem{Code: "bad-id", Path: b.path, Message: fmt.Sprintf("fact %s: its content hashes to %s", f.ID, id)})
+				ps = append(ps, Problem{Code: "bad-id", Path: b.path, Message: fmt.Sprintf("fact %s: its content hashes to %s", Sanitize(f.ID, 40), id)})
+			} else if c := checkStored(f, []byte(line), ""); c != nil {
+				ps = append(ps, Problem{Code: c.Code, Path: b.path, Message: c.Message})
+			} else if f.Time().After(l.horizon()) {
+				ps = append(ps, Problem{Code: "future-time", Path: b.path,
+					Message: fmt.Sprintf("fact %s is dated %s, in the future: held back until then", f.ID, Sanitize(f.At, 40))})
 			}
 			if prev, dup := seen[f.ID]; dup {
-				ps = append(ps, Problem{Code: "duplicate-id", Path: b.path, Message: fmt.Sprintf("fact %s also at %s", f.ID, prev)})
+				ps = append(ps, Problem{Code: "duplicate-id", Path: b.path, Message: fmt.Sprintf("fact %s also at %s", Sanitize(f.ID, 40), prev)})
 			}
 			seen[f.ID] = b.path
 			if !strings.HasSuffix(b.path, "/"+f.ID+".json") {
-				ps = append(ps, Problem{Code: "misplaced", Path: b.path, Message: fmt.Sprintf("fact %s is stored under another name", f.ID)})
+				ps = append(ps, Problem{Code: "misplaced", Path: b.path, Message: fmt.Sprintf("fact %s is stored under another name", Sanitize(f.ID, 40))})
 			}
 		}
 	}

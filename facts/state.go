@@ -102,6 +102,12 @@ type State struct {
 	Bad       int            `json:"bad,omitempty"`
 	// Damaged marks a projection whose cached parts did not decode.
 	Damaged bool `json:"-"`
+	// Future holds back facts dated more than FutureSkew after the
+	// reader's clock (id -> at): counted, never acted on, until their time
+	// is no longer in the future. horizon is that clock plus FutureSkew
+	// while facts are applied (zero: nothing is held back).
+	Future  map[string]string `json:"future,omitempty"`
+	horizon time.Time
 
 	Peers  map[string]*Peer `json:"peers"`
 	Claims map[string]*Fact `json:"claims"`
@@ -184,9 +190,14 @@ func SortFacts(fs []*Fact) {
 
 // Build projects a whole set of facts from scratch. Retractions are
 // resolved first, so a retracted fact has no effect whatever its position.
-func Build(all []*Fact) *State {
+func Build(all []*Fact) *State { return BuildAt(all, time.Time{}) }
+
+// BuildAt is Build by a reader whose clock plus FutureSkew is horizon:
+// facts dated after it are held back (see State.Future).
+func BuildAt(all []*Fact, horizon time.Time) *State {
 	SortFacts(all)
 	s := NewState()
+	s.horizon = horizon
 	byID := make(map[string]*Fact, len(all))
 	for _, f := range all {
 		byID[f.ID] = f
@@ -202,6 +213,9 @@ func Build(all []*Fact) *State {
 		}
 	}
 	for _, f := range all {
+		if s.held(f) {
+			continue
+		}
 		s.count(f)
 		if _, gone := s.Retraction[f.ID]; gone {
 			s.supersede(f) // a retracted renewal still ends the claim it renewed
@@ -225,6 +239,9 @@ func (s *State) Apply(fs []*Fact) error {
 		if !s.Last.Less(f.Key()) {
 			return errRebuild
 		}
+		if s.held(f) {
+			continue
+		}
 		if f.Kind == KindRetract && f.Ref != "" {
 			if err := s.retract(f); err != nil {
 				return err
@@ -241,6 +258,42 @@ func (s *State) Apply(fs []*Fact) error {
 	s.forget()
 	return nil
 }
+
+// held reports (and records) a fact dated after the horizon. It counts
+// in the totals and the clock, never as anyone's activity.
+func (s *State) held(f *Fact) bool {
+	if s.horizon.IsZero() || !f.Time().After(s.horizon) {
+		return false
+	}
+	if s.Future == nil {
+		s.Future = map[string]string{}
+	}
+	s.Future[f.ID] = f.At
+	s.Facts++
+	s.ByKind[f.Kind]++
+	if f.Clock > s.MaxClock {
+		s.MaxClock = f.Clock
+	}
+	if s.Last.Less(f.Key()) {
+		s.Last = f.Key()
+	}
+	return true
+}
+
+// FutureDue reports whether a held-back fact is no longer in the future
+// for a reader whose clock plus FutureSkew is horizon: the projection
+// must be built again.
+func (s *State) FutureDue(horizon time.Time) bool {
+	for _, at := range s.Future {
+		if t, err := time.Parse(time.RFC3339Nano, at); err != nil || !t.After(horizon) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetHorizon sets the reader's clock plus FutureSkew for the next Apply.
+func (s *State) SetHorizon(h time.Time) { s.horizon = h }
 
 func (s *State) count(f *Fact) {
 	s.Facts++

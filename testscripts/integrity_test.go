@@ -211,3 +211,47 @@ func TestForeignLockIsNotRemoved(t *testing.T) {
 		t.Errorf("doctor does not report the lock file:\n%s", d.stdout)
 	}
 }
+
+// A git transaction holds the lock for longer than rally's old 5 s stale
+// age: rally waits for it (RALLY_LOCK_TIMEOUT above the hold), git's
+// commit lands, and rally's fact lands after it.
+func TestLongGitTransaction(t *testing.T) {
+	if testing.Short() {
+		t.Skip("holds a lock for 6 s")
+	}
+	dir := newRepo(t)
+	old := gitT(t, dir, "rev-parse", "refs/rally/ledger")
+	c := gitT(t, dir, "commit-tree", old+"^{tree}", "-p", old, "-m", "git transaction")
+	cmd := exec.Command("git", "-C", dir, "update-ref", "--stdin")
+	in, _ := cmd.StdinPipe()
+	outp, _ := cmd.StdoutPipe()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rd := bufio.NewReader(outp)
+	fmt.Fprintf(in, "start\nupdate refs/rally/ledger %s %s\nprepare\n", c, old)
+	rd.ReadString('\n')
+	if l, _ := rd.ReadString('\n'); strings.TrimSpace(l) != "prepare: ok" {
+		t.Fatalf("prepare: %q", l)
+	}
+	done := make(chan result, 1)
+	go func() { done <- run(dir, []string{"RALLY_LOCK_TIMEOUT=20s"}, "note", "--tool", "a", "--subject", "waited") }()
+	time.Sleep(6 * time.Second) // longer than the age rally once took for stale
+	fmt.Fprintf(in, "commit\n")
+	l, _ := rd.ReadString('\n')
+	in.Close()
+	cmd.Wait()
+	if strings.TrimSpace(l) != "commit: ok" {
+		t.Fatalf("git's commit after holding the lock: %q", l)
+	}
+	r := <-done
+	if r.code != 0 {
+		t.Fatalf("rally's append: exit %d: %s", r.code, r.stderr)
+	}
+	if exec.Command("git", "-C", dir, "merge-base", "--is-ancestor", c, "refs/rally/ledger").Run() != nil {
+		t.Errorf("git's transaction said ok but is not in the history")
+	}
+	if !logIDs(t, dir)[firstField(r.stdout)] {
+		t.Errorf("rally's acknowledged fact is not in the ledger")
+	}
+}
