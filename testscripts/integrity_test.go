@@ -235,7 +235,9 @@ func TestLongGitTransaction(t *testing.T) {
 		t.Fatalf("prepare: %q", l)
 	}
 	done := make(chan result, 1)
-	go func() { done <- run(dir, []string{"RALLY_LOCK_TIMEOUT=20s"}, "note", "--tool", "a", "--subject", "waited") }()
+	go func() {
+		done <- run(dir, []string{"RALLY_LOCK_TIMEOUT=20s"}, "note", "--tool", "a", "--subject", "waited")
+	}()
 	time.Sleep(6 * time.Second) // longer than the age rally once took for stale
 	fmt.Fprintf(in, "commit\n")
 	l, _ := rd.ReadString('\n')
