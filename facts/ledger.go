@@ -62,6 +62,12 @@ type Ledger struct {
 	Ignored    int
 	trusted    *State
 	trustedFor string
+	// mergingTracking is set while MergeTracking runs (its own merge and
+	// risk append must not start another).
+	mergingTracking bool
+	// NoTracking turns off merging fetched ledgers before reads and
+	// appends (sync does its own merging).
+	NoTracking bool
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State
@@ -90,6 +96,9 @@ func (l *Ledger) Head() (refs.Hash, error) { return l.Store.ReadRef(LedgerRef) }
 // Read returns the projection at the current head, bringing the cache up
 // to date with a tree diff when the ledger moved.
 func (l *Ledger) Read() (*State, error) {
+	if !l.NoTracking {
+		l.MergeTracking()
+	}
 	head, err := l.Head()
 	if err != nil {
 		return nil, err
@@ -370,6 +379,9 @@ type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
 func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if err := l.checkCanWrite(false); err != nil {
 		return nil, err
+	}
+	if !l.NoTracking {
+		l.MergeTracking()
 	}
 	lock, err := l.Store.LockRef(LedgerRef)
 	if err != nil {
