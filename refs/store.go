@@ -373,3 +373,36 @@ func (st *Store) ReadCommit(h Hash) (Commit, error) {
 
 // bytesTrim is used by ref parsing.
 func bytesTrim(b []byte) string { return string(bytes.TrimSpace(b)) }
+
+// TempObjectAge is how old a temporary object file must be before
+// RemoveStaleTemps takes it for one a killed writer left: a writer holds
+// its temporary file for milliseconds.
+const TempObjectAge = time.Hour
+
+// RemoveStaleTemps removes the tmp_obj_* files under objects/ that are
+// older than TempObjectAge (a killed writer, rally's or git's, left them)
+// and returns their paths.
+func (st *Store) RemoveStaleTemps(now time.Time) []string {
+	var out []string
+	dirs, _ := filepath.Glob(filepath.Join(st.CommonDir, "objects", "??"))
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), "tmp_obj_") {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil || now.Sub(fi.ModTime()) < TempObjectAge {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if os.Remove(p) == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
