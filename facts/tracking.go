@@ -140,8 +140,20 @@ func (l *Ledger) MergeTracking() {
 			continue
 		}
 		if mr.Kind != MergeNone {
-			if _, err := l.Append(ContestRisks(nil)); err != nil {
+			sm := loadSyncMemo(l.Store.CommonDir)
+			written, err := l.Append(ContestRisks(sm.Pending))
+			if err != nil {
 				l.warn("recording contested claims after merging %s: %v", Sanitize(name, 200), err)
+			}
+			// Risks written here are unpushed like sync's own: the next
+			// sync retracts one that another clone published first.
+			for _, f := range written {
+				if f.Kind == KindRisk {
+					sm.Pending = append(sm.Pending, f.ID)
+				}
+			}
+			if len(written) > 0 {
+				sm.save(l.Store.CommonDir)
 			}
 		}
 		memo[name] = h.String()
