@@ -533,6 +533,7 @@ func (s *State) clone() *State {
 	if s.Future != nil {
 		cp.Future = cloneMap(s.Future)
 	}
+	cp.Plans = clonePlans(s.Plans)
 	return &cp
 }
 
@@ -572,6 +573,7 @@ func (s *State) withoutRaw() *State {
 			cp.handoffs[k] = &hh
 		}
 	}
+	cp.Plans = stripPlans(s.Plans, strip)
 	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
 	for k, a := range s.Artifacts {
 		aa := *a
