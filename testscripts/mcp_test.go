@@ -3,8 +3,10 @@ package testscripts
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +31,14 @@ func mcpEnv(extra ...string) []string {
 
 func startMCP(t testing.TB, dir string, env []string, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return startMCPBin(t, "git-rally", dir, env, args...)
+}
+
+func startMCPBin(t testing.TB, bin, dir string, env []string, args ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, "git-rally", append([]string{"mcp"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
 	client := mcp.NewClient(&mcp.Implementation{Name: "rally-test-host", Version: "1"}, nil)
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -295,5 +302,41 @@ func TestMCPIdentity(t *testing.T) {
 	s2 := startMCP(t, dir, mcpEnv("RALLY_TOOL=env:1", "CLAUDE_CODE_SESSION_ID="+sid), "--tool", "flag:1")
 	if got := callTool(t, s2, "rally_note", map[string]any{"subject": "hi"}).ok(t, "note").firstFact(t)["tool"]; got != "flag:1" {
 		t.Errorf("--tool: wrote as %v", got)
+	}
+}
+
+// An idle server costs nothing: no timer, no polling between calls.
+func TestMCPIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 3 seconds")
+	}
+	dir := newRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git-rally", "mcp")
+	cmd.Dir, cmd.Env = dir, mcpEnv("RALLY_TOOL=me:1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "rally-test-host", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	callTool(t, s, "rally_room", nil).ok(t, "rally_room")
+	ticks := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		u, _ := strconv.Atoi(f[11])
+		k, _ := strconv.Atoi(f[12])
+		return u + k
+	}
+	before := ticks()
+	time.Sleep(3 * time.Second)
+	used := ticks() - before
+	t.Logf("idle for 3 s: %d clock ticks of CPU", used)
+	if used > 2 {
+		t.Errorf("the idle server used %d clock ticks of CPU in 3 s", used)
 	}
 }
