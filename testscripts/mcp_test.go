@@ -123,16 +123,15 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range lt.Tools {
 		listed[tl.Name] = tl
 	}
-	for _, name := range []string{"rally_room", "rally_claim", "rally_release", "rally_check_before_write", "rally_handoff",
-		"rally_receipt", "rally_resolve", "rally_artifact", "rally_inbox", "rally_next", "rally_note", "rally_retract"} {
+	for _, name := range []string{"rally_room", "rally_claim", "rally_release", "rally_check_before_write", "rally_check_before_complete",
+		"rally_handoff", "rally_receipt", "rally_resolve", "rally_artifact", "rally_inbox", "rally_next", "rally_note", "rally_retract",
+		"rally_plan_status", "rally_plan_take", "rally_plan_report"} {
 		if listed[name] == nil {
 			t.Errorf("tool %s is not listed", name)
 		}
 	}
-	for _, name := range []string{"rally_check_before_complete", "rally_plan_status", "rally_plan_take", "rally_plan_report"} {
-		if listed[name] == nil {
-			t.Logf("tool %s is not listed: this build lacks its command", name)
-		}
+	if len(lt.Tools) != 16 {
+		t.Errorf("%d tools listed, want the 16 of §18", len(lt.Tools))
 	}
 	for _, tl := range lt.Tools {
 		if tl.Description == "" {
@@ -201,6 +200,9 @@ func TestMCPServer(t *testing.T) {
 	if _, ok := e["hints"].([]any); !ok {
 		t.Errorf("error object has no hints: %s", refused.text)
 	}
+	if cs, _ := e["conflicts"].([]any); len(cs) != 1 || cs[0].(map[string]any)["owner"] != "other:1" || cs[0].(map[string]any)["takeover_at"] == nil {
+		t.Errorf("error object does not name the holder: %s", refused.text)
+	}
 	if strings.ContainsAny(refused.all, "\x1b<>") {
 		t.Errorf("refusal carries raw peer text: %q", refused.all)
 	}
@@ -240,9 +242,28 @@ func TestMCPServer(t *testing.T) {
 	if f := ret.firstFact(t); f["kind"] != "retract" || f["ref"] != nid {
 		t.Errorf("retract fact %v", f)
 	}
-	if listed["rally_check_before_complete"] != nil {
-		callTool(t, s, "rally_check_before_complete", nil).ok(t, "rally_check_before_complete")
+	if c := callTool(t, s, "rally_check_before_complete", nil).ok(t, "rally_check_before_complete"); c.obj["allow"] == nil {
+		t.Errorf("check before-complete: %s", c.text)
 	}
+	// A plan's tasks: status, take (claims its scopes), report (releases them).
+	plan := dir + "/plan.json"
+	os.WriteFile(plan, []byte(`{"id": "p1", "goal": "g", "tasks": [{"id": "api", "goal": "x", "owns": ["dir:src/api"]}]}`), 0o666)
+	rally(t, dir, "plan", "start", plan, "--tool", "lead:1")
+	pst := callTool(t, s, "rally_plan_status", map[string]any{"plan": "p1"}).ok(t, "rally_plan_status")
+	if pst.obj["plan"] != "p1" {
+		t.Errorf("plan status: %s", pst.text)
+	}
+	if f := callTool(t, s, "rally_plan_take", map[string]any{"task": "api"}).ok(t, "rally_plan_take").firstFact(t); f["tool"] != "me:1" {
+		t.Errorf("plan take wrote %v", f)
+	}
+	if a := callTool(t, s, "rally_plan_report", map[string]any{"task": "api", "plan": "p1"}); !a.isError {
+		t.Errorf("a report without evidence was accepted: %s", a.text)
+	}
+	callTool(t, s, "rally_plan_report", map[string]any{"task": "p1/api", "evidence": []string{"tests pass"}}).ok(t, "rally_plan_report")
+	if pst = callTool(t, s, "rally_plan_status", nil).ok(t, "rally_plan_status"); pst.obj["done"] != float64(1) {
+		t.Errorf("plan status after the report: %s", pst.text)
+	}
+
 	// Refusals by rule: not the target, not the author.
 	other := strings.Fields(rally(t, dir, "note", "--tool", "other:1", "--subject", "theirs"))[0]
 	if a := callTool(t, s, "rally_retract", map[string]any{"id": other, "reason": "x"}); !a.isError || a.obj["error"].(map[string]any)["exit"] != float64(3) {
@@ -275,7 +296,7 @@ func TestMCPServer(t *testing.T) {
 	var all []map[string]any
 	json.Unmarshal([]byte(rally(t, dir, "log", "--json")), &all)
 	for _, f := range all {
-		if tool := f["tool"].(string); tool != "me:1" && tool != "other:1" {
+		if tool := f["tool"].(string); tool != "me:1" && tool != "other:1" && tool != "lead:1" {
 			t.Errorf("a fact was written as %s: %v", tool, f)
 		}
 	}
