@@ -43,7 +43,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			tools := f.tools()
 			if len(tools) == 0 {
-				o, err := f.Identity()
+				o, err := f.Asker()
 				if err != nil {
 					return err
 				}
@@ -136,7 +136,7 @@ func newCmdNext(f *factory) *cobra.Command {
 		Short: "Suggest your next move (a suggestion, not an order); records overdue handoffs you sent",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
+			o, err := f.Asker()
 			if err != nil {
 				return err
 			}
