@@ -32,14 +32,14 @@ type syncJSON struct {
 	Contested []string `json:"contested"` // SPEC 7 names it; contested_claims says what it is
 	// Additions beyond the contract.
 	ContestedClaims []string `json:"contested_claims"`
-	Merge      string   `json:"merge"`
-	Risks      []string `json:"risks"`
-	Retracted  []string `json:"retracted_facts"` // not "retracted": the room's is a count
-	Head       string   `json:"head"`
-	RemoteHead string   `json:"remote_head"`
-	Rounds     int      `json:"rounds"`
-	Rewritten  bool     `json:"rewritten"`
-	Missing    int      `json:"missing_on_remote"`
+	Merge           string   `json:"merge"`
+	Risks           []string `json:"risks"`
+	Retracted       []string `json:"retracted_facts"` // not "retracted": the room's is a count
+	Head            string   `json:"head"`
+	RemoteHead      string   `json:"remote_head"`
+	Rounds          int      `json:"rounds"`
+	Rewritten       bool     `json:"rewritten"`
+	Missing         int      `json:"missing_on_remote"`
 }
 
 func newCmdSync(f *factory) *cobra.Command {
