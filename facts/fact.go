@@ -29,12 +29,13 @@ const (
 	KindRisk         = "risk"
 	KindDecision     = "decision"
 	KindSession      = "session"
+	KindDelivery     = "delivery"
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery}
 
 // Access modes.
 const (
@@ -84,6 +85,11 @@ type Fact struct {
 	Path   string `json:"path,omitempty"`
 	Branch string `json:"branch,omitempty"`
 	Base   string `json:"base,omitempty"`
+	// Managed sessions (§13): what runs it and where.
+	Agent    string   `json:"agent,omitempty"`
+	Backend  string   `json:"backend,omitempty"`
+	Worktree string   `json:"worktree,omitempty"`
+	Command  []string `json:"command,omitempty"`
 
 	// Raw is the line as stored, unknown keys included.
 	Raw []byte `json:"-"`

@@ -25,12 +25,13 @@ type ClaimView struct {
 
 // HandoffView is an unresolved handoff.
 type HandoffView struct {
-	Fact    *Fact
-	State   string
-	Overdue bool
-	Stale   bool
-	Age     time.Duration
-	Expired bool
+	Fact     *Fact
+	State    string
+	Overdue  bool
+	Stale    bool
+	Age      time.Duration
+	Expired  bool
+	Delivery string // the latest delivery's status, "" when never delivered
 }
 
 // Room is the live room at one moment.
@@ -65,7 +66,7 @@ func (s *State) Room(now time.Time) *Room {
 	r.Blockers = sortedFacts(s.Blockers)
 	r.Risks = sortedFacts(s.Risks)
 	for _, f := range sortedFacts(s.Sessions) {
-		if f.Status != "removed" {
+		if f.Status != "removed" && f.Path != "" {
 			r.Worktrees = append(r.Worktrees, f)
 		}
 	}
@@ -101,7 +102,7 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 
 func (s *State) handoffView(h *Handoff, now time.Time) HandoffView {
 	age := now.Sub(h.Fact.Time())
-	v := HandoffView{Fact: h.Fact, State: h.State(), Age: age, Expired: h.Expired != ""}
+	v := HandoffView{Fact: h.Fact, State: h.State(), Age: age, Expired: h.Expired != "", Delivery: h.Delivery}
 	v.Stale = age > InboxStale || v.Expired
 	if h.Fact.AckBy != "" && v.State == "open" {
 		if t, err := time.Parse(time.RFC3339Nano, h.Fact.AckBy); err == nil && now.After(t) {

@@ -28,6 +28,9 @@ type Handoff struct {
 	Answers map[string]string `json:"answers,omitempty"` // answer id -> kind, target-authored
 	Expired string            `json:"expired,omitempty"` // rally's sweep fact
 	Overdue string            `json:"overdue,omitempty"` // the no-response risk
+	// Delivery is the status of the latest delivery of the handoff to a
+	// managed session (sent_unverified); delivery is not an answer.
+	Delivery string `json:"delivery,omitempty"`
 	// Answerer is who answered it: its target, or for a handoff to
 	// AllTarget the first peer whose answer counted.
 	Answerer string `json:"answerer,omitempty"`
@@ -430,6 +433,10 @@ func (s *State) apply(f *Fact) {
 	case KindSession:
 		if f.Name != "" {
 			s.Sessions[f.Name] = f
+		}
+	case KindDelivery:
+		if h := s.Handoffs()[f.Ref]; h != nil {
+			h.Delivery = f.Status
 		}
 	}
 }

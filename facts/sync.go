@@ -107,12 +107,12 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	start := o.Now()
 	q, err := refs.QueueLock(l.Store.CommonDir, "sync")
 	if err != nil {
 		return nil, err
 	}
 	defer refs.UnlockQueue(q)
+	start := o.Now() // the time bound is this sync's, not its wait for another's
 	memo := loadSyncMemo(l.Store.CommonDir)
 	track := trackingRef(o.Remote)
 	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
@@ -212,7 +212,7 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			}
 			return res, nil
 		case refs.RemoteRejected:
-			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary}
+			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary, Detail: pr.Detail}
 		}
 		elapsed := o.Now().Sub(start)
 		if stalled+1 >= o.Stalled || round >= o.MaxRounds || elapsed >= o.Timeout {
@@ -242,11 +242,16 @@ func rank(kind string) int {
 }
 
 // PushRefusedError is a push the remote refused for good (a hook, a rule,
-// a host that does not accept custom refs).
-type PushRefusedError struct{ Remote, Summary string }
+// a host that does not accept custom refs). Detail is the error the
+// remote printed with it, if any (remote text: shown sanitized).
+type PushRefusedError struct{ Remote, Summary, Detail string }
 
 func (e *PushRefusedError) Error() string {
-	return fmt.Sprintf("%s refused refs/rally/ledger: %s", e.Remote, e.Summary)
+	msg := fmt.Sprintf("%s refused refs/rally/ledger: %s", e.Remote, Sanitize(e.Summary, 200))
+	if e.Detail != "" {
+		msg += ": " + Sanitize(e.Detail, 400)
+	}
+	return msg
 }
 
 func uniqueHashes(hs ...refs.Hash) []refs.Hash {

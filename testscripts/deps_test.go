@@ -33,7 +33,7 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "cmd/git-rally/cli": 4, "cmd/git-rally": 5, "testscripts": 6}
+var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "testscripts": 7}
 
 func allowed(pkg, dep string) bool {
 	top := func(p string) string {

@@ -47,6 +47,9 @@ func Params(dir string) testscript.Params {
 			env.Setenv("RALLY_SESSION", "")
 			env.Setenv("RALLY_NOW", "")
 			env.Setenv("RALLY_AUTOPACK", "0") // no background repack racing the cleanup
+			if err := setupTmux(env); err != nil {
+				return err
+			}
 			return os.WriteFile(filepath.Join(home, ".gitconfig"),
 				[]byte("[init]\n\tdefaultBranch = main\n[user]\n\tname = Test\n\temail = test@example.com\n[advice]\n\tdetachedHead = false\n"), 0o666)
 		},
@@ -60,6 +63,9 @@ func Params(dir string) testscript.Params {
 			if name, ok := strings.CutPrefix(cond, "gitexec:"); ok {
 				return gitProgram(name)
 			}
+			if cond == "tmux" {
+				return tmuxCondition()
+			}
 			return false, fmt.Errorf("unknown condition %q", cond)
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
@@ -67,6 +73,8 @@ func Params(dir string) testscript.Params {
 			"envsubst":  cmdEnvsubst,
 			"gitdaemon": cmdGitDaemon,
 			"githttp":   cmdGitHTTP,
+			"waitfor":   cmdWaitFor,
+			"readenv":   cmdReadEnv,
 		},
 	}
 }

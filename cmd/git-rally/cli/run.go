@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/session"
+)
+
+func init() { extraCommands = append(extraCommands, newCmdRun) }
+
+type runOptions struct {
+	name, task, base, commandJSON, backend string
+	shared, dryRun, commandSet             bool
+	scopes                                 []string
+	j                                      jsonFlags
+}
+
+func newCmdRun(f *factory) *cobra.Command {
+	opts := &runOptions{}
+	c := &cobra.Command{
+		Use:   "run <agent> [--name <label>] [--task <text>] [--base <rev>] [--shared] [--scope <s>]... [--command-json <argv>] [--dry-run]",
+		Short: "Start an agent in its own worktree, in a tmux session rally can reach",
+		Long: `Start an agent as a managed session. Agents: claude (also claude_code,
+claude-code), codex, gemini, opencode (also oc); any other label needs
+--command-json. The session is numbered per room (claude-01, tool
+claude_code:01; with --name rev: claude-rev-01, claude_code:rev-01) and runs
+in .rally/worktrees/<session> on rally/<session> (from --base, default the
+main checkout's branch), in the detached tmux session rally-<session> with
+RALLY_TOOL, RALLY_SESSION and RALLY_MANAGED=1 set and the host's hooks in
+its worktree. When the worktree cannot be made, nothing is launched and
+nothing is recorded.
+
+--shared runs it in the main checkout instead (a shared-branch-hazard
+risk is recorded when someone else works there). --scope claims before
+the launch (refused: exit 3, nothing launched). --task is the agent's first
+prompt. --command-json is the literal argv to run, a JSON array of strings,
+no shell. --dry-run --json prints the launch plan and changes nothing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			opts.commandSet = c.Flags().Changed("command-json")
+			return runRun(f, opts, args[0])
+		},
+	}
+	c.Flags().StringVar(&opts.name, "name", "", "a label in the session id: claude-<label>-01")
+	c.Flags().StringVar(&opts.task, "task", "", "the agent's first prompt")
+	c.Flags().StringVar(&opts.base, "base", "", "start the worktree's branch here (default: the main checkout's branch)")
+	c.Flags().BoolVar(&opts.shared, "shared", false, "run in the main checkout instead of a worktree")
+	c.Flags().StringArrayVar(&opts.scopes, "scope", nil, "claim this scope for the session before it starts (repeat)")
+	c.Flags().StringVar(&opts.commandJSON, "command-json", "", `the argv to run, as a JSON array: '["./agent.sh","--fast"]'`)
+	c.Flags().StringVar(&opts.backend, "backend", "tmux", "terminal backend: tmux (auto means tmux)")
+	c.Flags().BoolVar(&opts.dryRun, "dry-run", false, "print the launch plan; change nothing")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+type runPlanJSON struct {
+	Session  string            `json:"session"`
+	Tool     string            `json:"tool"`
+	Agent    string            `json:"agent"`
+	Backend  string            `json:"backend"`
+	Target   string            `json:"target"`
+	Worktree string            `json:"worktree"`
+	Branch   string            `json:"branch"`
+	Base     string            `json:"base"`
+	Command  []string          `json:"command"`
+	Env      map[string]string `json:"env"`
+	Shared   bool              `json:"shared"`
+	Scopes   []string          `json:"scopes,omitempty"`
+	DryRun   bool              `json:"dry_run"`
+	Hooks    []string          `json:"hooks,omitempty"`
+	Facts    []json.RawMessage `json:"facts,omitempty"`
+}
+
+func runRun(f *factory, opts *runOptions, agent string) error {
+	b, err := newBackend(opts.backend)
+	if err != nil {
+		return err
+	}
+	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, PassEnv: passEnv()}
+	if opts.commandSet {
+		if err := json.Unmarshal([]byte(opts.commandJSON), &req.Command); err != nil || req.Command == nil {
+			return &usageError{msg: "--command-json wants a JSON array of strings", hint: `--command-json '["./agent.sh","--flag"]'`}
+		}
+	}
+	if len(opts.scopes) > 0 {
+		if req.Scopes, err = parseScopes(f, opts.scopes); err != nil {
+			return err
+		}
+	}
+	r, err := f.Repo()
+	if err != nil {
+		return err
+	}
+	st, err := f.State()
+	if err != nil {
+		return err
+	}
+	p, err := session.NewPlan(st, r, b, req)
+	if err != nil {
+		return err
+	}
+	out := runPlanJSON{Session: p.Session, Tool: p.Tool, Agent: p.Agent, Backend: p.Backend, Target: p.Target,
+		Worktree: p.Worktree, Branch: p.Branch, Base: p.Base, Command: p.Command, Env: p.Env, Shared: p.Shared,
+		Scopes: p.Scopes, DryRun: opts.dryRun}
+	if opts.dryRun {
+		if opts.j.on() {
+			return f.printJSON(&opts.j, out)
+		}
+		fmt.Fprintf(f.out, "would run %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
+		printPlanPlace(f, p)
+		fmt.Fprintf(f.out, "  command  %s\n", argvText(p.Command))
+		return nil
+	}
+	if err := backendErr(b.Available()); err != nil {
+		return err
+	}
+	if !p.Shared {
+		if err := excludeRally(r.CommonDir); err != nil {
+			return err
+		}
+	}
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	res, err := session.Launch(l, r, b, p)
+	f.state = nil
+	if err != nil {
+		return backendErr(err)
+	}
+	out.Facts, out.Hooks = rawFacts(res.Facts), res.Hooks
+	if opts.j.on() {
+		return f.printJSON(&opts.j, out)
+	}
+	fmt.Fprintf(f.out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
+	printPlanPlace(f, p)
+	for _, fa := range res.Facts {
+		if fa.Kind == "risk" {
+			fmt.Fprintf(f.err, "git-rally: warning: %s: %s\n", fa.Subject, fa.Body)
+		}
+	}
+	fmt.Fprintf(f.out, "  look     git rally capture %s\n  attach   git rally attach %s\n  stop     git rally stop %s\n", p.Session, p.Session, p.Session)
+	return nil
+}
+
+func printPlanPlace(f *factory, p *session.Plan) {
+	if p.Shared {
+		fmt.Fprintf(f.out, "  checkout %s (shared) on %s\n", p.Worktree, p.Branch)
+	} else {
+		fmt.Fprintf(f.out, "  worktree %s on %s from %s (%s)\n", p.Worktree, p.Branch, p.BaseRev, shortID(p.Base))
+	}
+	if len(p.Scopes) > 0 {
+		fmt.Fprintf(f.out, "  claims   %s\n", strings.Join(p.Scopes, " "))
+	}
+}
+
+// argvText shows an argv the way a shell user would type it.
+func argvText(argv []string) string {
+	parts := make([]string, len(argv))
+	for i, a := range argv {
+		if a != "" && strings.Trim(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@%+,") == "" {
+			parts[i] = a
+		} else {
+			parts[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return strings.Join(parts, " ")
+}

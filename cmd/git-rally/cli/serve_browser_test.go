@@ -1,0 +1,284 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/git-rally/git-rally/web"
+)
+
+var updateScreenshots = flag.Bool("update-screenshots", false, "write the browser test's screenshots into docs/")
+
+// chromium finds the browser the test drives. CI installs Debian's
+// chromium, so there a missing browser fails instead of skipping.
+func chromium(t *testing.T) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p
+		}
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatal("no chromium on PATH: .ci/run installs it (apt-get install chromium)")
+	}
+	t.Skip("SKIP: no chromium on PATH (apt-get install chromium); the web room is not tested in a browser")
+	return ""
+}
+
+// rallyT runs one command in-process in the current directory.
+func rallyT(t *testing.T, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := Run(args, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("git rally %s: exit %d\n%s", strings.Join(args, " "), code, errb.String())
+	}
+	return out.String()
+}
+
+func firstField(s string) string {
+	if fs := strings.Fields(s); len(fs) > 0 {
+		return fs[0]
+	}
+	return ""
+}
+
+func TestServeInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: the browser test is slow; run it without -short")
+	}
+	browser := chromium(t)
+	docs, err := filepath.Abs(filepath.Join("..", "..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
+		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	t.Chdir(repo)
+	t.Setenv("RALLY_AUTOPACK", "0")
+	const hostile = `<img src=x onerror="window.__pwned=1">`
+	rallyT(t, "init")
+	rallyT(t, "enter", "--tool", "claude_code:impl-1", "--subject", "building the API")
+	rallyT(t, "enter", "--tool", "codex:verify-1", "--subject", "writing tests")
+	rallyT(t, "claim", "src/api.ts", "--tool", "claude_code:impl-1", "--subject", "the ping endpoint")
+	rallyT(t, "claim", "docs/", "--tool", "codex:verify-1", "--subject", hostile)
+	h1 := firstField(rallyT(t, "handoff", "--tool", "claude_code:impl-1", "--target", "codex:verify-1", "--subject", "test the ping endpoint", "--ack-within", "30m"))
+	firstField(rallyT(t, "handoff", "--tool", "codex:verify-1", "--target", "claude_code:impl-1", "--subject", "review the tests"))
+	rallyT(t, "receipt", h1, "--tool", "codex:verify-1")
+	rallyT(t, "risk", "--tool", "codex:verify-1", "--subject", "the API has no rate limit")
+	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
+	wt := filepath.Join(repo, ".rally", "worktrees", "impl-1")
+	if err := os.MkdirAll(filepath.Join(wt, "src"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(wt, "src", "api.ts"), []byte("export const ping = () => 'pong';\n"), 0o666)
+	for _, args := range [][]string{{"add", "src/api.ts"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "-m", "ping"}} {
+		if out, err := exec.Command("git", append([]string{"-C", wt}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	note := firstField(rallyT(t, "note", "--tool", "codex:verify-1", "--subject", "the server listens on 3000"))
+	rallyT(t, "retract", note, "--tool", "codex:verify-1", "--reason", "it is 8080")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	urls := make(chan string, 1)
+	var srv *web.Server
+	done := make(chan error, 1)
+	go func() {
+		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		defer f.close()
+		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s *web.Server) { srv = s; urls <- u })
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("serve: %v", err)
+	}
+	base := url[:strings.Index(url, "/?token=")]
+	token := url[strings.Index(url, "token=")+len("token="):]
+
+	// The guard, seen from a plain client.
+	status := func(method, u string, hdr map[string]string, host string) int {
+		req, _ := http.NewRequest(method, u, nil)
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		if host != "" {
+			req.Host = host
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for _, c := range []struct {
+		name, method, url, host string
+		hdr                     map[string]string
+		want                    int
+	}{
+		{"no token", "GET", base + "/", "", nil, 403},
+		{"no token, api", "GET", base + "/api/room", "", nil, 403},
+		{"wrong token", "GET", base + "/api/room?token=" + strings.Repeat("0", len(token)), "", nil, 403},
+		{"foreign Host", "GET", url, "rebind.example:80", nil, 403},
+		{"foreign Origin", "GET", url, "", map[string]string{"Origin": "http://evil.example"}, 403},
+		{"write", "POST", base + "/api/room?token=" + token, "", nil, 405},
+		{"the page", "GET", url, "", nil, 200},
+		{"the room's JSON", "GET", base + "/api/room?token=" + token, "", nil, 200},
+	} {
+		if got := status(c.method, c.url, c.hdr, c.host); got != c.want {
+			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
+		}
+	}
+	// First load: the page and its two assets.
+	weight := 0
+	for _, p := range []string{"/?token=", "/static/app.css?token=", "/static/app.js?token="} {
+		resp, err := http.Get(base + p + token)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		weight += len(b)
+	}
+	if weight > 200<<10 {
+		t.Errorf("first load is %d bytes, over 200 KB", weight)
+	}
+	t.Logf("first load: %d bytes", weight)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
+		chromedp.WindowSize(1280, 860), chromedp.DisableGPU)
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	shots := t.TempDir()
+	shoot := func(name string) {
+		t.Helper()
+		png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatalf("screenshot %s: %v", name, err)
+		}
+		if err := os.WriteFile(filepath.Join(shots, name), png, 0o666); err != nil {
+			t.Fatal(err)
+		}
+		if *updateScreenshots {
+			if err := os.WriteFile(filepath.Join(docs, name), png, 0o666); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	eval := func(expr string, opts ...chromedp.EvaluateOption) int {
+		t.Helper()
+		n, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr, opts...))
+		if err != nil {
+			t.Fatalf("evaluate %s: %v", expr, err)
+		}
+		return n
+	}
+
+	if err := chromedp.Do(bctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS("#live.on"))); err != nil {
+		t.Fatalf("room view: %v", err)
+	}
+	claims, handoffs, risks := text("#claims"), text("#handoffs"), text("#risks")
+	for _, want := range []string{"file:src/api.ts", "claude_code:impl-1", "dir:docs", hostile} {
+		if !strings.Contains(claims, want) {
+			t.Errorf("claims section lacks %q:\n%s", want, claims)
+		}
+	}
+	for _, want := range []string{"test the ping endpoint", "acknowledged", "review the tests", "open"} {
+		if !strings.Contains(handoffs, want) {
+			t.Errorf("handoffs section lacks %q:\n%s", want, handoffs)
+		}
+	}
+	if !strings.Contains(risks, "the API has no rate limit") {
+		t.Errorf("risks section lacks the risk:\n%s", risks)
+	}
+	if pwned, imgs := eval(`window.__pwned ? 1 : 0`), eval(`document.querySelectorAll("main img").length`); pwned != 0 || imgs != 0 {
+		t.Errorf("the hostile subject ran or rendered as markup: pwned=%d, <img> elements=%d", pwned, imgs)
+	}
+	shoot("room.png")
+
+	// An idle page costs its one event stream and nothing else.
+	before := srv.Served.Load()
+	time.Sleep(1500 * time.Millisecond)
+	if n := srv.Served.Load() - before; n != 0 {
+		t.Errorf("an idle page made %d requests in 1.5 s, want none beyond its event stream", n)
+	}
+
+	// A new claim shows without a reload, within 2 s.
+	eval(`window.__sameDocument = 7`)
+	id := firstField(rallyT(t, "claim", "port:8080", "--tool", "codex:verify-1", "--subject", "dev server"))
+	landed := time.Now()
+	wctx, wcancel := context.WithTimeout(bctx, 2*time.Second)
+	err = chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+id+`"]`)))
+	wcancel()
+	if err != nil {
+		t.Fatalf("the new claim %s did not appear within 2 s: %v", id, err)
+	}
+	t.Logf("new claim shown %v after it landed", time.Since(landed).Round(time.Millisecond))
+	if m := eval(`window.__sameDocument || 0`); m != 7 {
+		t.Errorf("the page reloaded instead of updating itself (marker %d)", m)
+	}
+	shoot("room.png")
+
+	// The history strikes the retracted note through.
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/history?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(`li.retracted[data-id="`+note+`"]`))); err != nil {
+		t.Fatalf("history view: %v", err)
+	}
+	deco, err := chromedp.Run(bctx, chromedp.Evaluate[string](`getComputedStyle(document.querySelector('li.retracted[data-id="`+note+`"] .what')).textDecorationLine`))
+	if err != nil || deco != "line-through" {
+		t.Errorf("retracted note is decorated %q (%v), want line-through", deco, err)
+	}
+	if h := text(".timeline"); !strings.Contains(h, "the server listens on 3000") || !strings.Contains(h, "retract") {
+		t.Errorf("history lacks the note or its retraction:\n%s", h)
+	}
+	shoot("history.png")
+	if st := eval(`fetch("/api/room").then(r => r.status)`, chromedp.EvalAwaitPromise); st != 403 {
+		t.Errorf("a fetch without the token got %d, want 403", st)
+	}
+	for _, v := range []string{"worktrees", "plans"} {
+		if err := chromedp.Do(bctx, chromedp.Navigate(base+"/"+v+"?token="+token), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
+			t.Fatalf("%s view: %v", v, err)
+		}
+		shoot(v + ".png")
+	}
+	t.Logf("screenshots in %s", shots)
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Error("serve did not stop when its context ended")
+	}
+}

@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/session"
+)
+
+func init() { extraCommands = append(extraCommands, newCmdStop) }
+
+type stopOptions struct {
+	dryRun bool
+	j      jsonFlags
+}
+
+func newCmdStop(f *factory) *cobra.Command {
+	opts := &stopOptions{}
+	c := &cobra.Command{
+		Use:   "stop <session> [--dry-run]",
+		Short: "End a managed session's terminal, record it stopped and release its claims; the worktree stays",
+		Long: `End the session's tmux session, append its session fact with status stopped
+and release the claims it holds, in one commit. Its worktree and branch
+stay; the output says how to merge and remove them. A session whose
+terminal is already gone is closed in the ledger without touching any
+process. A session is named by its id, its tool or a unique prefix.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runStop(f, opts, args[0]) },
+	}
+	c.Flags().BoolVar(&opts.dryRun, "dry-run", false, "say what would happen; change nothing")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func runStop(f *factory, opts *stopOptions, name string) error {
+	_, s, err := resolveSession(f, name)
+	if err != nil {
+		return err
+	}
+	b, err := newBackend(s.Backend)
+	if err != nil {
+		return err
+	}
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	res, err := session.Stop(l, b, s, opts.dryRun)
+	f.state = nil
+	if err != nil {
+		return err
+	}
+	if res.Already {
+		fmt.Fprintf(f.err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
+	}
+	if opts.j.on() {
+		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
+			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": rawFacts(res.Facts)})
+	}
+	verb := map[bool]string{true: "would stop", false: "stopped"}[opts.dryRun]
+	if res.Already {
+		return nil
+	}
+	what := "its terminal was gone already; closed in the ledger"
+	if res.WasLive && opts.dryRun {
+		what = "would end " + s.Backend + " session " + ident(s.Target)
+	} else if res.WasLive {
+		what = "ended " + s.Backend + " session " + ident(s.Target)
+	}
+	fmt.Fprintf(f.out, "%s %s (%s): %s, %d claim(s) released\n", verb, ident(s.Name), ident(s.Tool), what, len(res.Released))
+	if s.Path != "" {
+		fmt.Fprintf(f.out, "the worktree stays: %s on %s\n", ident(s.Path), ident(s.Branch))
+		fmt.Fprintf(f.out, "  merge it   git merge %s   (from the main checkout; see git rally worktree plan)\n", ident(s.Branch))
+		fmt.Fprintf(f.out, "  remove it  git rally worktree remove %s\n", ident(s.Name))
+	}
+	return nil
+}

@@ -1,0 +1,251 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+)
+
+// Source answers with the commands' JSON (room --json, log --json, ...):
+// the server renders and serves exactly what the commands print.
+type Source interface {
+	Room() ([]byte, error)
+	Log(kind, tool string, n int) ([]byte, error)
+	Worktrees() ([]byte, error)
+	Plan() ([]byte, error)                    // ErrUnavailable when this build has no plans
+	Commits(n int) (map[string]string, error) // fact id -> ledger commit, for the newest n commits
+	Head() (string, error)                    // the ledger's head commit ("" before init)
+}
+
+// ErrUnavailable is a view this build cannot answer.
+var ErrUnavailable = errors.New("not available in this build")
+
+// Options configure a Server.
+type Options struct {
+	Source  Source
+	Watcher Watcher          // nil: a PollWatcher on Source.Head
+	Now     func() time.Time // nil: time.Now
+	Token   string           // "": a random one
+}
+
+// Server is the web room behind its guard.
+type Server struct {
+	src     Source
+	hub     *hub
+	now     func() time.Time
+	token   string
+	allowed map[string]bool // Host values that name this server
+
+	// Served counts the requests that passed the guard: an idle page
+	// adds none.
+	Served atomic.Int64
+}
+
+// CheckAddr accepts only a loopback host with a port: 127.0.0.0/8, ::1 or
+// localhost.
+func CheckAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--addr %q: want host:port on loopback, such as 127.0.0.1:8377", addr)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("--addr %q: the port is not a number from 0 to 65535", addr)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	ip, err := netip.ParseAddr(host)
+	if err != nil || !ip.IsLoopback() {
+		return fmt.Errorf("--addr %q: serve listens on loopback only (127.0.0.1, ::1 or localhost), never on a network", addr)
+	}
+	return nil
+}
+
+// NewToken is 128 random bits in hex.
+func NewToken() (string, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// New makes a server for a listener already bound to loopback.
+func New(ln net.Listener, o Options) (*Server, error) {
+	if o.Token == "" {
+		t, err := NewToken()
+		if err != nil {
+			return nil, err
+		}
+		o.Token = t
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Watcher == nil {
+		o.Watcher = &PollWatcher{Head: o.Source.Head, Interval: 200 * time.Millisecond}
+	}
+	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+	s := &Server{src: o.Source, now: o.Now, token: o.Token, allowed: map[string]bool{
+		"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}}
+	if ip := ln.Addr().(*net.TCPAddr).IP; ip != nil {
+		s.allowed[net.JoinHostPort(ip.String(), port)] = true
+	}
+	s.hub = newHub(o.Watcher)
+	return s, nil
+}
+
+// URL is the address to open, token included.
+func (s *Server) URL(ln net.Listener) string {
+	return fmt.Sprintf("http://%s/?token=%s", ln.Addr().String(), s.token)
+}
+
+// Serve answers on ln until ctx ends.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second,
+		BaseContext: func(net.Listener) context.Context { return ctx }}
+	go s.hub.run(ctx)
+	go func() {
+		<-ctx.Done()
+		sc, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		hs.Shutdown(sc)
+		hs.Close()
+	}()
+	err := hs.Serve(ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return err
+}
+
+// Handler is every route behind the guard.
+func (s *Server) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /{$}", s.page("room"))
+	mux.HandleFunc("GET /history", s.page("history"))
+	mux.HandleFunc("GET /worktrees", s.page("worktrees"))
+	mux.HandleFunc("GET /plans", s.page("plans"))
+	mux.HandleFunc("GET /api/room", s.api(func(r *http.Request) ([]byte, error) { return s.src.Room() }))
+	mux.HandleFunc("GET /api/log", s.api(func(r *http.Request) ([]byte, error) {
+		kind, tool, n := logQuery(r)
+		return s.src.Log(kind, tool, n)
+	}))
+	mux.HandleFunc("GET /api/worktrees", s.api(func(r *http.Request) ([]byte, error) { return s.src.Worktrees() }))
+	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan() }))
+	mux.HandleFunc("GET /events", s.events)
+	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	return s.guard(mux)
+}
+
+// guard refuses what did not come from this page on this machine: a wrong
+// or missing token, a Host that is not this server's loopback address (DNS
+// rebinding), a foreign Origin, a cross-site fetch, and any method that
+// could change something.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Cache-Control", "no-store")
+		if !s.allowed[r.Host] {
+			http.Error(w, "forbidden: this server answers only to its own loopback address", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !s.allowed[strings.TrimPrefix(o, "http://")] {
+			http.Error(w, "forbidden: foreign origin", http.StatusForbidden)
+			return
+		}
+		if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+			http.Error(w, "forbidden: cross-site request", http.StatusForbidden)
+			return
+		}
+		tok := r.URL.Query().Get("token")
+		if tok == "" {
+			tok = r.Header.Get("X-Rally-Token")
+		}
+		if subtle.ConstantTimeCompare([]byte(tok), []byte(s.token)) != 1 {
+			http.Error(w, "forbidden: open the URL git rally serve printed (it carries the token)", http.StatusForbidden)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			http.Error(w, "read-only", http.StatusMethodNotAllowed)
+			return
+		}
+		s.Served.Add(1)
+		next.ServeHTTP(w, r)
+	})
+}
+
+func logQuery(r *http.Request) (kind, tool string, n int) {
+	q := r.URL.Query()
+	n, _ = strconv.Atoi(q.Get("n"))
+	if n <= 0 || n > 5000 {
+		n = 500
+	}
+	return q.Get("kind"), q.Get("tool"), n
+}
+
+func (s *Server) api(get func(*http.Request) ([]byte, error)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := get(r)
+		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		if errors.Is(err, ErrUnavailable) {
+			w.WriteHeader(http.StatusNotImplemented)
+			fmt.Fprintf(w, "{\"error\": {\"code\": \"unavailable\", \"message\": %q}}\n", err.Error())
+			return
+		}
+		if err != nil {
+			w.WriteHeader(http.StatusInternalServerError)
+			fmt.Fprintf(w, "{\"error\": {\"code\": \"failed\", \"message\": %q}}\n", err.Error())
+			return
+		}
+		w.Write(b)
+	}
+}
+
+// events streams the ledger's head: once on connect, then on every change.
+// An idle page costs one open stream and a comment every 25 s.
+func (s *Server) events(w http.ResponseWriter, r *http.Request) {
+	fl, ok := w.(http.Flusher)
+	if !ok {
+		http.Error(w, "streaming unsupported", http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("X-Accel-Buffering", "no")
+	ch, cancel := s.hub.subscribe()
+	defer cancel()
+	head, _ := s.src.Head()
+	fmt.Fprintf(w, "retry: 1000\nevent: head\ndata: %s\n\n", head)
+	fl.Flush()
+	keep := time.NewTicker(25 * time.Second)
+	defer keep.Stop()
+	for {
+		select {
+		case <-r.Context().Done():
+			return
+		case h, ok := <-ch:
+			if !ok {
+				return
+			}
+			fmt.Fprintf(w, "event: head\ndata: %s\n\n", h)
+			fl.Flush()
+		case <-keep.C:
+			fmt.Fprint(w, ": idle\n\n")
+			fl.Flush()
+		}
+	}
+}

@@ -1,0 +1,56 @@
+// The page keeps itself current: one event stream tells when the ledger
+// moved, and the view's main part is fetched again, rendered (and escaped)
+// by the server. Nothing polls.
+(function () {
+  "use strict";
+  var token = document.body.dataset.token;
+  var live = document.getElementById("live");
+  var skew = 0;
+
+  function main() { return document.getElementById("main"); }
+
+  function clock() {
+    var m = main();
+    var t = Date.parse(m && m.dataset.now);
+    if (!isNaN(t)) skew = t - Date.now();
+  }
+
+  // Lease bars shrink as time passes, from the browser's clock set to the server's.
+  function bars() {
+    var now = Date.now() + skew;
+    document.querySelectorAll(".bar[data-end]").forEach(function (b) {
+      var a = Date.parse(b.dataset.start), e = Date.parse(b.dataset.end);
+      if (isNaN(a) || isNaN(e) || e <= a) return;
+      var left = Math.max(0, Math.min(100, 100 * (e - now) / (e - a)));
+      b.firstElementChild.style.width = left.toFixed(1) + "%";
+    });
+  }
+
+  var loading = false, again = false;
+  function reload() {
+    if (loading) { again = true; return; }
+    loading = true;
+    var q = new URLSearchParams(location.search);
+    q.set("token", token);
+    q.set("part", "main");
+    fetch(location.pathname + "?" + q.toString(), { headers: { "X-Rally-Token": token } })
+      .then(function (r) { if (!r.ok) throw new Error(r.status); return r.text(); })
+      .then(function (html) {
+        // The server rendered this with html/template: every peer text is escaped.
+        main().outerHTML = html;
+        clock(); bars();
+      })
+      .catch(function () { live.textContent = "reload failed"; })
+      .finally(function () { loading = false; if (again) { again = false; reload(); } });
+  }
+
+  clock(); bars();
+  setInterval(bars, 10000);
+
+  var es = new EventSource("/events?token=" + encodeURIComponent(token));
+  es.addEventListener("open", function () { live.textContent = "live"; live.className = "live on"; });
+  es.addEventListener("error", function () { live.textContent = "reconnecting"; live.className = "live"; });
+  es.addEventListener("head", function (ev) {
+    if (ev.data !== main().dataset.head) reload();
+  });
+})();

@@ -1,0 +1,250 @@
+package web
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"sort"
+	"strings"
+	"time"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+func staticHandler() http.Handler {
+	sub, _ := fs.Sub(staticFS, "static")
+	return http.FileServer(http.FS(sub))
+}
+
+var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
+	"join":  strings.Join,
+	"short": shortID,
+}).ParseFS(templateFS, "templates/*.html"))
+
+// The room as room --json prints it (keys per SPEC §8).
+type roomData struct {
+	Head  string `json:"head"`
+	Clock int64  `json:"clock"`
+	Peers []struct {
+		Tool, Session, State string
+		LastSeen             string `json:"last_seen"`
+	} `json:"peers"`
+	Claims   []claimData `json:"claims"`
+	Handoffs []struct {
+		ID, From, Target, Subject, At, State string
+		AckBy                                string          `json:"ack_by"`
+		Overdue                              bool            `json:"overdue"`
+		Delivery                             json.RawMessage `json:"delivery"`
+	} `json:"handoffs"`
+	Blockers  []noteData `json:"blockers"`
+	Risks     []noteData `json:"risks"`
+	Worktrees []struct {
+		Name, Path, Branch, Tool, Session string
+	} `json:"worktrees"`
+	Sessions []struct {
+		Session, Tool, Agent, State, Worktree string
+	} `json:"sessions"`
+	Totals struct {
+		Facts     int            `json:"facts"`
+		Retracted int            `json:"retracted"`
+		ByKind    map[string]int `json:"by_kind"`
+	} `json:"totals"`
+}
+
+type claimData struct {
+	ID, Tool, Session, Access, Subject, At string
+	Scopes                                 []string `json:"scopes"`
+	LeaseExpiresAt                         string   `json:"lease_expires_at"`
+	LeaseState                             string   `json:"lease_state"`
+	OwnerState                             string   `json:"owner_state"`
+	Contested                              bool     `json:"contested"`
+	ContestedBy                            string   `json:"contested_by"`
+	// Filled in for the page: the lease bar.
+	LeaseStart string
+	LeaseLeft  int // percent of the window left
+}
+
+type noteData struct {
+	ID, Kind, Tool, Subject, Severity, Ref, At string
+	Scopes                                     []string `json:"scopes"`
+}
+
+// factData is one line of log --json (keys per SPEC §2).
+type factData struct {
+	ID, Kind, Tool, Session, At, Ref, Target, Subject, Reason, Severity, Status string
+	Clock                                                                       int64    `json:"clock"`
+	Scopes                                                                      []string `json:"scopes"`
+	Commit                                                                      string   `json:"-"`
+	Retracted                                                                   bool     `json:"-"`
+}
+
+type page struct {
+	View, Token, Head, Error string
+	Now                      string
+	Room                     *roomData
+	Facts                    []factData
+	Kinds, Tools             []string
+	Kind, Tool               string
+	Plan                     any
+	PlanRaw                  string
+	Unavailable              bool
+}
+
+func (s *Server) page(view string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		p := &page{View: view, Token: s.token, Now: s.now().UTC().Format(time.RFC3339)}
+		p.Head, _ = s.src.Head()
+		if err := s.fill(p, r); err != nil {
+			p.Error = err.Error()
+		}
+		name := "page"
+		if r.URL.Query().Get("part") == "main" {
+			name = "main"
+		}
+		var buf bytes.Buffer
+		if err := tmpl.ExecuteTemplate(&buf, name, p); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Write(buf.Bytes())
+	}
+}
+
+func (s *Server) fill(p *page, r *http.Request) error {
+	switch p.View {
+	case "room":
+		room, err := s.room()
+		p.Room = room
+		return err
+	case "history":
+		return s.history(p, r)
+	case "worktrees":
+		b, err := s.src.Worktrees()
+		if err != nil {
+			return err
+		}
+		var v map[string]any
+		err = json.Unmarshal(b, &v)
+		p.Plan = v
+		return err
+	case "plans":
+		b, err := s.src.Plan()
+		if errors.Is(err, ErrUnavailable) {
+			p.Unavailable = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		var buf bytes.Buffer
+		json.Indent(&buf, b, "", "  ")
+		p.PlanRaw = buf.String()
+		var v any
+		json.Unmarshal(b, &v)
+		p.Plan = v
+	}
+	return nil
+}
+
+func (s *Server) room() (*roomData, error) {
+	b, err := s.src.Room()
+	if err != nil {
+		return nil, err
+	}
+	var room roomData
+	if err := json.Unmarshal(b, &room); err != nil {
+		return nil, err
+	}
+	seen := map[string]string{}
+	for _, p := range room.Peers {
+		seen[p.Tool+"@"+p.Session] = p.LastSeen
+	}
+	now := s.now()
+	for i := range room.Claims {
+		c := &room.Claims[i]
+		start := c.At
+		if ls := seen[c.Tool+"@"+c.Session]; ls > start {
+			start = ls
+		}
+		c.LeaseStart = start
+		c.LeaseLeft = leaseLeft(start, c.LeaseExpiresAt, now)
+	}
+	return &room, nil
+}
+
+func leaseLeft(start, end string, now time.Time) int {
+	a, err1 := time.Parse(time.RFC3339Nano, start)
+	b, err2 := time.Parse(time.RFC3339Nano, end)
+	if err1 != nil || err2 != nil || !b.After(a) {
+		return 0
+	}
+	left := int(100 * b.Sub(now) / b.Sub(a))
+	return max(0, min(100, left))
+}
+
+func (s *Server) history(p *page, r *http.Request) error {
+	kind, tool, n := logQuery(r)
+	p.Kind, p.Tool = kind, tool
+	if room, err := s.room(); err == nil {
+		for k := range room.Totals.ByKind {
+			p.Kinds = append(p.Kinds, k)
+		}
+		for _, peer := range room.Peers {
+			p.Tools = append(p.Tools, peer.Tool)
+		}
+	}
+	b, err := s.src.Log(kind, tool, n)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, &p.Facts); err != nil {
+		return err
+	}
+	// Retractions may lie outside the filter: read them on their own.
+	retracted := map[string]bool{}
+	rb, err := s.src.Log("retract", "", 0)
+	if err == nil {
+		var rs []factData
+		json.Unmarshal(rb, &rs)
+		for _, f := range rs {
+			retracted[f.Ref] = true
+		}
+	}
+	commits, _ := s.src.Commits(2 * n)
+	tools := map[string]bool{}
+	for _, t := range p.Tools {
+		tools[t] = true
+	}
+	for i := range p.Facts {
+		f := &p.Facts[i]
+		f.Retracted = retracted[f.ID]
+		f.Commit = commits[f.ID]
+		if !tools[f.Tool] {
+			tools[f.Tool] = true
+			p.Tools = append(p.Tools, f.Tool)
+		}
+	}
+	// Newest first reads like git log.
+	for i, j := 0, len(p.Facts)-1; i < j; i, j = i+1, j-1 {
+		p.Facts[i], p.Facts[j] = p.Facts[j], p.Facts[i]
+	}
+	sort.Strings(p.Kinds)
+	sort.Strings(p.Tools)
+	return nil
+}
+
+func shortID(s string) string {
+	if len(s) > 7 {
+		return s[:7]
+	}
+	return s
+}
