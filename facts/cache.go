@@ -449,6 +449,7 @@ func (s *State) clone() *State {
 	cp.Artifacts = cloneMap(s.Artifacts)
 	cp.Retraction = cloneMap(s.Retraction)
 	cp.Contest = cloneMap(s.Contest)
+	cp.Plans = clonePlans(s.Plans)
 	return &cp
 }
 
@@ -488,6 +489,7 @@ func (s *State) withoutRaw() *State {
 			cp.handoffs[k] = &hh
 		}
 	}
+	cp.Plans = stripPlans(s.Plans, strip)
 	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
 	for k, a := range s.Artifacts {
 		aa := *a

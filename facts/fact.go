@@ -30,12 +30,13 @@ const (
 	KindDecision     = "decision"
 	KindSession      = "session"
 	KindDelivery     = "delivery"
+	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan}
 
 // Access modes.
 const (

@@ -113,12 +113,13 @@ type State struct {
 	handoffs     map[string]*Handoff
 	handoffsGob  []byte
 	handoffsFile string
-	Blockers     map[string]*Fact     `json:"blockers"`
-	Risks        map[string]*Fact     `json:"risks"`
-	Sessions     map[string]*Fact     `json:"sessions"`
-	Artifacts    map[string]*Artifact `json:"artifacts"`
-	Retraction   map[string]string    `json:"retraction"` // retracted id -> retract id
-	Contest      map[string]string    `json:"contest"`    // contested claim id -> risk id
+	Blockers     map[string]*Fact       `json:"blockers"`
+	Risks        map[string]*Fact       `json:"risks"`
+	Sessions     map[string]*Fact       `json:"sessions"`
+	Artifacts    map[string]*Artifact   `json:"artifacts"`
+	Retraction   map[string]string      `json:"retraction"` // retracted id -> retract id
+	Contest      map[string]string      `json:"contest"`    // contested claim id -> risk id
+	Plans        map[string]*PlanRecord `json:"plans"`      // plan fact id -> plan (plan.go)
 }
 
 // Handoffs returns the unresolved handoffs by id; the caller may change
@@ -175,6 +176,9 @@ func (s *State) init() {
 	}
 	if s.Contest == nil {
 		s.Contest = map[string]string{}
+	}
+	if s.Plans == nil {
+		s.Plans = map[string]*PlanRecord{}
 	}
 }
 
@@ -281,6 +285,7 @@ func (s *State) forget() {
 		return
 	}
 	old := newest.Add(-NoticeForget)
+	s.forgetPlans(old)
 	for id, f := range s.Risks {
 		if t := f.Time(); !t.IsZero() && t.Before(old) {
 			delete(s.Risks, id)
@@ -340,6 +345,9 @@ func (s *State) retract(r *Fact) error {
 		}
 		// A renewal and the claim it renewed are one claim: the
 		// superseded one is gone already and stays gone.
+		if holdsTask(s.Claims[id]) {
+			return errRebuild // a report made while it held a task stops counting
+		}
 		delete(s.Claims, id)
 	case s.Handoffs()[id] != nil:
 		if !author(s.Handoffs()[id].Fact) {
@@ -417,7 +425,10 @@ func (s *State) apply(f *Fact) {
 	case KindHandoff:
 		s.Handoffs()[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
 	case KindReceipt, KindResolve, KindArtifact:
+		s.applyPlan(f)
 		s.answer(f)
+	case KindPlan:
+		s.applyPlan(f)
 	case KindBlocker:
 		s.Blockers[f.ID] = f
 	case KindRisk:

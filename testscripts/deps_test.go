@@ -26,14 +26,14 @@ func TestImportRules(t *testing.T) {
 			case strings.HasPrefix(imp, mod):
 				dep := strings.TrimPrefix(imp, mod)
 				if !allowed(pkg, dep) {
-					t.Errorf("%s imports %s: dependencies point down (cli -> hooks, worktree, facts -> refs)", pkg, dep)
+					t.Errorf("%s imports %s: dependencies point down (cli -> hooks, plan, worktree, facts -> refs)", pkg, dep)
 				}
 			}
 		}
 	}
 }
 
-var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "testscripts": 7}
+var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "plan": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "testscripts": 7}
 
 func allowed(pkg, dep string) bool {
 	top := func(p string) string {

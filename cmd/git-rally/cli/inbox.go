@@ -146,6 +146,7 @@ func newCmdNext(f *factory) *cobra.Command {
 			}
 			now := f.mustNow()
 			plan := st.Next(o, now)
+			addPlanSuggestions(st, o, now, &plan)
 			risks := map[string]string{}
 			if !dry && hasNewOverdue(plan) {
 				l, _ := f.Ledger()

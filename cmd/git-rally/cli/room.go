@@ -94,6 +94,7 @@ type roomJSON struct {
 	Blockers  []noteJSON     `json:"blockers"`
 	Risks     []noteJSON     `json:"risks"`
 	Worktrees []worktreeJSON `json:"worktrees"`
+	Plans     []roomPlanJSON `json:"plans,omitempty"`
 	Totals    totalsJSON     `json:"totals"`
 }
 
@@ -130,6 +131,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 		room.Claims = claimsTouching(room.Claims, paths)
 	}
 	out := toRoomJSON(room)
+	out.Plans = roomPlans(st)
 	v, err := f.verifier()
 	if err != nil {
 		return err
@@ -308,4 +310,5 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
+	printRoomPlans(w, r.Plans)
 }

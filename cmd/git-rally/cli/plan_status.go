@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/plan"
+)
+
+func init() { planCommands = append(planCommands, newCmdPlanStatus) }
+
+type planTaskJSON struct {
+	ID        string   `json:"id"`
+	Goal      string   `json:"goal,omitempty"`
+	Owns      []string `json:"owns"`
+	DependsOn []string `json:"depends_on"`
+	Check     string   `json:"check,omitempty"`
+	Agent     string   `json:"agent,omitempty"`
+	State     string   `json:"state"`
+	Owner     *string  `json:"owner"`
+	Session   string   `json:"session,omitempty"`
+	Claim     string   `json:"claim,omitempty"`
+	Report    *string  `json:"report"`
+	Evidence  []string `json:"evidence,omitempty"`
+	Revision  string   `json:"revision,omitempty"`
+	WaitingOn []string `json:"waiting_on,omitempty"`
+}
+
+type planStatusJSON struct {
+	Plan     string         `json:"plan"`
+	Goal     string         `json:"goal,omitempty"`
+	Fact     string         `json:"fact"`
+	Lead     string         `json:"lead"`
+	Tasks    []planTaskJSON `json:"tasks"`
+	Done     int            `json:"done"`
+	Total    int            `json:"total"`
+	CanClose bool           `json:"can_close"`
+	Closed   bool           `json:"closed"`
+	ClosedBy string         `json:"closed_by,omitempty"`
+}
+
+func newCmdPlanStatus(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "status [<plan>] [--json]",
+		Short: "Each task waiting, ready, taken (by whom) or done (reported with evidence), and whether the plan can close",
+		Long: `Without a name, the one open plan. A plan is named by its id or its plan
+fact's id. A task is done only when its taker reported it with evidence
+(git rally plan report); a released claim or a note is not a report.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error {
+			st, err := f.State()
+			if err != nil {
+				return err
+			}
+			name := ""
+			if len(args) == 1 {
+				name = args[0]
+			}
+			rec, err := plan.Find(st, name)
+			if err != nil {
+				return err
+			}
+			b, err := plan.NewBoard(st, rec)
+			if err != nil {
+				return err
+			}
+			out := toPlanStatusJSON(b)
+			if j.on() {
+				return f.printJSON(&j, out)
+			}
+			printPlanStatus(f.out, out)
+			return nil
+		},
+	}
+	addJSONFlags(c, &j)
+	return c
+}
+
+func toPlanStatusJSON(b *plan.Board) planStatusJSON {
+	out := planStatusJSON{Plan: b.Plan.ID, Goal: b.Plan.Goal, Fact: b.Record.Fact.ID, Lead: b.Record.Lead(), Tasks: []planTaskJSON{},
+		Done: b.Done, Total: b.Total, CanClose: b.CanClose, Closed: b.Closed}
+	if b.Record.Closed != nil {
+		out.ClosedBy = b.Record.Closed.ID
+	}
+	for _, v := range b.Tasks {
+		t := planTaskJSON{ID: v.Task.ID, Goal: v.Task.Goal, Owns: nonNil(v.Task.Owns), DependsOn: nonNil(v.Task.DependsOn),
+			Check: v.Task.Check, Agent: v.Task.Agent, State: v.State, WaitingOn: v.WaitingOn}
+		switch {
+		case v.Report != nil:
+			tool, id := v.Report.Tool, v.Report.ID
+			t.Owner, t.Session, t.Report = &tool, v.Report.Session, &id
+			t.Evidence, t.Revision = v.Report.Evidence, v.Report.Revision
+		case v.Holder != nil:
+			tool := v.Holder.Tool
+			t.Owner, t.Session, t.Claim = &tool, v.Holder.Session, v.Holder.ID
+		}
+		out.Tasks = append(out.Tasks, t)
+	}
+	return out
+}
+
+func printPlanStatus(w io.Writer, p planStatusJSON) {
+	s := func(v string) string { return facts.Sanitize(v, 200) }
+	state := fmt.Sprintf("%d of %d done", p.Done, p.Total)
+	switch {
+	case p.Closed:
+		state += ", closed"
+	case p.CanClose:
+		state += ", can close: git rally plan close " + s(p.Plan)
+	}
+	fmt.Fprintf(w, "plan %s (lead %s, %s): %s\n", s(p.Plan), s(p.Lead), p.Fact, state)
+	if p.Goal != "" {
+		fmt.Fprintf(w, "  goal: %s\n", s(p.Goal))
+	}
+	tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', 0)
+	for _, t := range p.Tasks {
+		who := ""
+		if t.Owner != nil {
+			who = s(*t.Owner)
+			if t.Session != "" {
+				who += "@" + s(t.Session)
+			}
+		}
+		extra := ""
+		switch {
+		case t.Report != nil:
+			extra = "report " + *t.Report + ": " + s(strings.Join(t.Evidence, "; "))
+		case len(t.WaitingOn) > 0:
+			extra = "waits for " + strings.Join(t.WaitingOn, ", ")
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s(t.ID), t.State, who, s(strings.Join(t.Owns, " ")), extra)
+	}
+	tw.Flush()
+}
+
+// roomPlanJSON is an open plan as the room lists it.
+type roomPlanJSON struct {
+	Plan     string         `json:"plan"`
+	Fact     string         `json:"fact"`
+	Lead     string         `json:"lead"`
+	Done     int            `json:"done"`
+	Total    int            `json:"total"`
+	ByState  map[string]int `json:"by_state"`
+	CanClose bool           `json:"can_close"`
+}
+
+func roomPlans(st *facts.State) []roomPlanJSON {
+	var out []roomPlanJSON
+	for _, b := range plan.OpenBoards(st) {
+		rp := roomPlanJSON{Plan: b.Plan.ID, Fact: b.Record.Fact.ID, Lead: b.Record.Lead(), Done: b.Done, Total: b.Total,
+			CanClose: b.CanClose, ByState: map[string]int{}}
+		for _, v := range b.Tasks {
+			rp.ByState[v.State]++
+		}
+		out = append(out, rp)
+	}
+	return out
+}
+
+func printRoomPlans(w io.Writer, ps []roomPlanJSON) {
+	if len(ps) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nplans (%d)\n", len(ps))
+	for _, p := range ps {
+		var parts []string
+		for _, s := range []string{plan.Waiting, plan.Ready, plan.Taken, plan.Done} {
+			if n := p.ByState[s]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d %s", n, s))
+			}
+		}
+		extra := ""
+		if p.CanClose {
+			extra = ", can close"
+		}
+		fmt.Fprintf(w, "  %-16s lead %s: %s%s\n", facts.Sanitize(p.Plan, 64), facts.Sanitize(p.Lead, 128), strings.Join(parts, ", "), extra)
+	}
+}
+
+// addPlanSuggestions adds what the open plans ask of o to next's answer.
+func addPlanSuggestions(st *facts.State, o facts.Owner, now time.Time, np *facts.NextPlan) {
+	plan.Suggest(st, o, now, np)
+}
