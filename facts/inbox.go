@@ -94,7 +94,7 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 		p.add(Suggestion{Action: "follow_up_handoff", Ref: h.Fact.ID, score: 90,
 			Reason: fmt.Sprintf("%s has not answered %q; its deadline %s passed", h.Fact.Target, Sanitize(h.Fact.Subject, 120), h.Fact.AckBy),
 			Command: fmt.Sprintf("git rally handoff --target %s --subject %s%s", shellQuote(h.Fact.Target),
-				shellQuote("follow-up: "+oneLine(h.Fact.Subject, 80)), flag)})
+				shellQuote("follow-up: "+Sanitize(oneLine(h.Fact.Subject, 80), 80)), flag)})
 	}
 	// Every held claim is listed, the soonest to lapse first: an agent
 	// holding claims always has something to continue or release.
