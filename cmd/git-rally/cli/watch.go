@@ -79,7 +79,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 		}
 	}
 	opts.hookTool = tool
-	if opts.hookTool == "" {
+	if opts.hookTool == "" && opts.onActivity != "" {
 		if o, err := f.Identity(); err == nil {
 			opts.hookTool = o.Tool
 		}
