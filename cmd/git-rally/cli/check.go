@@ -108,6 +108,9 @@ func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, er
 		if err != nil {
 			return facts.CheckResult{}, err
 		}
+		if err := globHint(a, sc, pc); err != nil {
+			return facts.CheckResult{}, err
+		}
 		scopes = append(scopes, sc)
 	}
 	st, err := f.State()

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -96,7 +97,7 @@ func printInboxItems(f *factory, items []inboxItemJSON) {
 			flags += ", stale"
 		}
 		if it.AckBy != "" {
-			flags += ", reply by " + it.AckBy
+			flags += ", reply by " + localTime(it.AckBy, time.Local)
 		}
 		if it.Verified != "" {
 			flags += ", " + it.Verified
