@@ -42,7 +42,9 @@ command; the word {task} in it becomes the packet. --dry-run --json prints one
 launch plan per task and changes nothing. Run it again when waiting tasks
 become ready.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return runPlanRun(f, opts, args[0], c.Flags().Changed("command-json")) },
+		RunE: func(c *cobra.Command, args []string) error {
+			return runPlanRun(f, opts, args[0], c.Flags().Changed("command-json"))
+		},
 	}
 	c.Flags().StringVar(&opts.agent, "agent", "", "the agent for every task (default: each task's \"agent\")")
 	c.Flags().IntVar(&opts.max, "max", 0, "start at most N sessions (0: every ready task)")
