@@ -3,6 +3,7 @@ module github.com/git-rally/git-rally
 go 1.26.8
 
 require (
+	filippo.io/edwards25519 v1.2.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/chromedp/chromedp v0.23.1
 	github.com/fsnotify/fsnotify v1.10.1

@@ -36,16 +36,19 @@ type sigRecord struct {
 
 // verdictCache is the machine-local record of every commit's signature
 // check, under <common>/rally/verdicts/: "head" (every ancestor of it is
-// recorded), "sigs" (keys and per-fact records, append-only) and
-// "commits" (the commits recorded, read only when a walk meets a merge).
-// Each commit's signature is checked once; a verdict is a lookup.
+// recorded; with the lengths sigs and commits had then), "sigs" (keys and
+// per-fact records, append-only) and "commits" (the commits recorded,
+// read only when a walk meets a merge). Each commit's signature is
+// checked once; a verdict is a lookup. A file shorter than head says (a
+// truncated or damaged cache) is not trusted: everything is checked again.
 type verdictCache struct {
-	dir     string
-	head    string
-	keys    []ssh.PublicKey
-	keyIdx  map[string]int
-	recs    map[string][]sigRecord
-	commits map[refs.Hash]bool // nil until needed
+	dir                 string
+	head                string
+	sigsLen, commitsLen int64
+	keys                []ssh.PublicKey
+	keyIdx              map[string]int
+	recs                map[string][]sigRecord
+	commits             map[refs.Hash]bool // nil until needed
 }
 
 func newVerdictCache(commonDir string) *verdictCache {
@@ -56,15 +59,24 @@ func newVerdictCache(commonDir string) *verdictCache {
 // without a record is checked again, see Verifier).
 func (vc *verdictCache) load() {
 	vc.head, vc.keys, vc.keyIdx, vc.recs, vc.commits = "", nil, map[string]int{}, map[string][]sigRecord{}, nil
+	vc.sigsLen, vc.commitsLen = 0, 0
 	b, err := os.ReadFile(filepath.Join(vc.dir, "head"))
 	if err != nil {
 		return
 	}
-	head := strings.TrimSpace(string(b))
-	data, err := os.ReadFile(filepath.Join(vc.dir, "sigs"))
-	if err != nil {
+	var head string
+	var sigsLen, commitsLen int64
+	if n, _ := fmt.Sscanf(string(b), "%s %d %d", &head, &sigsLen, &commitsLen); n != 3 {
 		return
 	}
+	data, err := os.ReadFile(filepath.Join(vc.dir, "sigs"))
+	if err != nil || int64(len(data)) < sigsLen {
+		return
+	}
+	if fi, err := os.Stat(filepath.Join(vc.dir, "commits")); err != nil || fi.Size() < commitsLen {
+		return
+	}
+	data = data[:sigsLen] // what a writer that died after head was written appended is checked again
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
@@ -90,15 +102,19 @@ func (vc *verdictCache) load() {
 			}
 		}
 	}
-	vc.head = head
+	vc.head, vc.sigsLen, vc.commitsLen = head, sigsLen, commitsLen
 }
 
 func (vc *verdictCache) loadCommits() {
 	vc.commits = map[refs.Hash]bool{}
+	if vc.head == "" {
+		return // nothing recorded is trusted
+	}
 	b, err := os.ReadFile(filepath.Join(vc.dir, "commits"))
-	if err != nil {
+	if err != nil || int64(len(b)) < vc.commitsLen {
 		return
 	}
+	b = b[:vc.commitsLen]
 	for _, line := range strings.Split(string(b), "\n") {
 		if h, err := refs.ParseHash(line); err == nil {
 			vc.commits[h] = true
@@ -162,36 +178,45 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 	if err := os.MkdirAll(vc.dir, 0o777); err != nil {
 		return err
 	}
-	if err := appendFile(filepath.Join(vc.dir, "sigs"), sigs.Bytes()); err != nil {
+	if vc.head == "" {
+		// Nothing trusted: start the files over.
+		os.Remove(filepath.Join(vc.dir, "sigs"))
+		os.Remove(filepath.Join(vc.dir, "commits"))
+	}
+	sl, err := appendFile(filepath.Join(vc.dir, "sigs"), vc.sigsLen, sigs.Bytes())
+	if err != nil {
 		return err
 	}
-	if err := appendFile(filepath.Join(vc.dir, "commits"), commits.Bytes()); err != nil {
+	cl, err := appendFile(filepath.Join(vc.dir, "commits"), vc.commitsLen, commits.Bytes())
+	if err != nil {
 		return err
 	}
 	tmp := filepath.Join(vc.dir, "head.tmp")
-	if err := os.WriteFile(tmp, []byte(head.String()+"\n"), 0o666); err != nil {
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%s %d %d\n", head, sl, cl)), 0o666); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(vc.dir, "head")); err != nil {
 		return err
 	}
-	vc.head = head.String()
+	vc.head, vc.sigsLen, vc.commitsLen = head.String(), sl, cl
 	return nil
 }
 
-func appendFile(path string, b []byte) error {
-	if len(b) == 0 {
-		return nil
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o666)
+// appendFile writes b at offset at of the file (dropping whatever an
+// interrupted writer left beyond it) and returns the new length.
+func appendFile(path string, at int64, b []byte) (int64, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE, 0o666)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = f.Write(b)
+	err = f.Truncate(at)
+	if err == nil {
+		_, err = f.WriteAt(b, at)
+	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
-	return err
+	return at + int64(len(b)), err
 }
 
 // newCommits lists the commits reachable from head that are not recorded,
@@ -367,7 +392,9 @@ func (l *Ledger) Verifier() (*Verifier, error) {
 		}
 		refs.UnlockQueue(q)
 		if err != nil {
-			return nil, err
+			// A commit that cannot be read (a shallow or damaged
+			// ledger): what was not checked is not verified.
+			l.warn("signatures not checked: %v", err)
 		}
 	}
 	v := &Verifier{vc: vc}

@@ -107,4 +107,19 @@ func TestVerdictsIncremental(t *testing.T) {
 	if got := sigChecks - n; got != 0 {
 		t.Fatalf("b's second read checked %d signatures, want 0", got)
 	}
+	// A truncated record is not trusted: everything is checked again.
+	sigs := filepath.Join(b.common(), "rally", "verdicts", "sigs")
+	data, err := os.ReadFile(sigs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(sigs, data[:len(data)/2], 0o666)
+	n = sigChecks
+	v = b.verifier(t)
+	if got := sigChecks - n; got != 6 {
+		t.Fatalf("after truncation b checked %d signatures, want 6", got)
+	}
+	if c := v.Counts(append(fs, fb)); c[Verified] != 5 {
+		t.Errorf("counts after truncation %v", c)
+	}
 }

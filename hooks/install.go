@@ -42,6 +42,7 @@ type Result struct {
 	Chained string   // git: the user's own hook that runs first
 	Events  []string // agent hosts: the events rally's entries answer
 	Note    string   // what the user should know (trust steps, foreign hooks)
+	MCP     string   // the MCP server's name, when this is the host's MCP registration
 	// Problems are what stands between installed entries and hooks that
 	// run: trust and approval steps, a start directory, a switch.
 	Problems []Problem

@@ -315,8 +315,11 @@ func uninstallSettings(r *worktree.Repo, host string) (Result, error) {
 	}
 	res := Result{Host: host, Path: sf.shown, State: StateNotInstalled, Events: hf.events()}
 	rec := loadRecord(r, sf.path)
-	defer dropRecord(r, sf.path)
-	if rec != nil && sf.exists && digest(sf.content) == rec.Wrote {
+	mcpLeft := mcpIn(host, sf) // Gemini's MCP server shares the file: its uninstall needs the record
+	if !mcpLeft {
+		defer dropRecord(r, sf.path)
+	}
+	if rec != nil && !mcpLeft && sf.exists && digest(sf.content) == rec.Wrote {
 		// Untouched since rally wrote it: put back the very bytes.
 		if rec.Existed {
 			err = writeAtomic(sf.path, rec.Original, rec.Mode)
@@ -370,7 +373,11 @@ func uninstallSettings(r *worktree.Repo, host string) (Result, error) {
 		return res, nil
 	}
 	indent, nl := style(sf.content)
-	return res, writeAtomic(sf.path, sf.doc.format(indent, nl), sf.mode)
+	out := sf.doc.format(indent, nl)
+	if mcpLeft {
+		keepRecord(r, rec, sf.content, out)
+	}
+	return res, writeAtomic(sf.path, out, sf.mode)
 }
 
 func statusSettings(r *worktree.Repo, host string) (Result, error) {

@@ -2,6 +2,7 @@ package refs
 
 import (
 	"bytes"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"io"
@@ -95,9 +96,15 @@ func (s *SSHSigner) load() (ssh.Signer, error) {
 	if pub, _, _, _, err := ssh.ParseAuthorizedKey(data); err == nil {
 		return s.fromAgent(pub, path)
 	}
-	signer, err := ssh.ParsePrivateKey(data)
+	raw, err := ssh.ParseRawPrivateKey(data)
 	if err == nil {
-		return signer, nil
+		if k, ok := raw.(*ed25519.PrivateKey); ok {
+			return sshsig.NewEd25519Signer(*k)
+		}
+		var signer ssh.Signer
+		if signer, err = ssh.NewSignerFromKey(raw); err == nil {
+			return signer, nil
+		}
 	}
 	var pm *ssh.PassphraseMissingError
 	if errors.As(err, &pm) {

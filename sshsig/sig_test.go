@@ -160,3 +160,26 @@ func TestMatchPattern(t *testing.T) {
 		}
 	}
 }
+
+// The ed25519 signer's signatures are crypto/ed25519's, byte for byte.
+func TestEd25519SignerMatchesStdlib(t *testing.T) {
+	for i := 0; i < 200; i++ {
+		_, priv, _ := ed25519.GenerateKey(rand.Reader)
+		msg := make([]byte, i*7)
+		rand.Read(msg)
+		s, err := NewEd25519Signer(priv)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sig, err := s.Sign(nil, msg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := ed25519.Sign(priv, msg); string(sig.Blob) != string(want) {
+			t.Fatalf("key %d: signature differs from crypto/ed25519", i)
+		}
+		if err := s.PublicKey().Verify(msg, sig); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

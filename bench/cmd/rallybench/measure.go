@@ -17,16 +17,17 @@ import (
 
 // The cases measure runs, in this order, round-robin for -runs rounds so
 // that a noisy neighbour hurts every case alike.
-var caseOrder = []string{"revparse", "room", "room-direct", "claim", "floor", "inproc", "fsync"}
+var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
 
 var caseNames = map[string]string{
-	"revparse":    "git rev-parse refs/rally/ledger",
-	"room":        "git rally room --json (warm cache)",
-	"room-direct": "git-rally room --json (warm, no git wrapper)",
-	"claim":       "git rally claim <file> (whole process)",
-	"floor":       "plumbing floor: hash-object,5x mktree,commit-tree,update-ref",
-	"inproc":      "in-process facts.Open+Append(claim)+Close",
-	"fsync":       "O_APPEND+fsync of one line to a plain file",
+	"revparse":     "git rev-parse refs/rally/ledger",
+	"room":         "git rally room --json (warm cache)",
+	"room-direct":  "git-rally room --json (warm, no git wrapper)",
+	"claim":        "git rally claim <file> (whole process)",
+	"claim-signed": "the same claim, signed (rally.sign, an ed25519 key file)",
+	"floor":        "plumbing floor: hash-object,5x mktree,commit-tree,update-ref",
+	"inproc":       "in-process facts.Open+Append(claim)+Close",
+	"fsync":        "O_APPEND+fsync of one line to a plain file",
 }
 
 const floorRef = "refs/rally/floor"
@@ -43,6 +44,7 @@ type measurer struct {
 	round       int
 	samples     map[string][]time.Duration
 	firstClaim  time.Duration
+	signEnv     []string // git config of the signed claim (GIT_CONFIG_COUNT)
 }
 
 func runMeasure(args []string) error {
@@ -129,6 +131,12 @@ func (m *measurer) prepare(bin string) error {
 		}
 	}
 	refs.Git(m.dir, nil, "update-ref", "-d", floorRef)
+	key, err := writeSigningKey(filepath.Join(m.common, "rally", "bench-signing-key"))
+	if err != nil {
+		return err
+	}
+	m.signEnv = []string{"GIT_CONFIG_COUNT=2", "GIT_CONFIG_KEY_0=rally.sign", "GIT_CONFIG_VALUE_0=true",
+		"GIT_CONFIG_KEY_1=user.signingKey", "GIT_CONFIG_VALUE_1=" + key}
 	return nil
 }
 
@@ -185,10 +193,14 @@ func (m *measurer) run(c string) (time.Duration, error) {
 		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); return err })
 	case "room-direct":
 		return timeIt(func() error { return m.direct("room", "--json") })
-	case "claim":
-		p := fmt.Sprintf("src/bench/%s-%s-%d.go", m.scenario, m.size, m.round)
+	case "claim", "claim-signed":
+		p := fmt.Sprintf("src/bench/%s-%s-%d-%s.go", m.scenario, m.size, m.round, c)
+		var env []string
+		if c == "claim-signed" {
+			env = m.signEnv
+		}
 		d, err := timeIt(func() error {
-			_, err := refs.Git(m.dir, nil, "rally", "claim", p, "--tool", "bench:claimer")
+			_, err := refs.Git(m.dir, env, "rally", "claim", p, "--tool", "bench:claimer")
 			return err
 		})
 		if err == nil && m.reset {

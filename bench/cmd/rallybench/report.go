@@ -15,6 +15,7 @@ const (
 	barRoomRev    = 10.0 // room ≤ 10x rev-parse
 	barRoomMs     = 30.0 // room < 30 ms warm at 100k facts
 	barGrowth     = 1.2  // append cost at 100k ≤ 1.2x at 1k
+	barSigned     = 1.15 // a signed claim ≤ 1.15x an unsigned one (issue 18)
 )
 
 type key struct{ scenario, size, c string }
@@ -94,6 +95,18 @@ func runReport(args []string) error {
 		fmt.Printf("  %-9s claim process %6.2fms -> %6.2fms = %4.2fx %-4s   in-process append %4.2fx   floor %4.2fx\n",
 			s, a, b, b/a, verdict(b/a <= barGrowth, fmt.Sprintf("%s: claim growth 100k/1k %.2fx > %.1fx", s, b/a, barGrowth)),
 			ib/ia, fb/fa)
+	}
+	fmt.Println()
+	fmt.Println("signed claims (rally.sign with an ed25519 key file) against unsigned ones (bar ≤ 1.15x):")
+	for _, s := range scenarios {
+		for _, z := range sizes {
+			a, b := med[key{s, z, "claim"}], med[key{s, z, "claim-signed"}]
+			if a == 0 || b == 0 {
+				continue
+			}
+			fmt.Printf("  %-9s %-5s claim %6.2fms  signed %6.2fms = %4.2fx %s\n", s, z, a, b, b/a,
+				verdict(b/a <= barSigned, fmt.Sprintf("%s/%s: signed claim %.2fx > %.2fx", s, z, b/a, barSigned)))
+		}
 	}
 	fmt.Println()
 	if len(fails) == 0 {

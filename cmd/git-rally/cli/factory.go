@@ -33,6 +33,7 @@ type factory struct {
 	ledger *facts.Ledger
 	state  *facts.State
 	now    *time.Time
+	self   string // the tool Identity resolved
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {
@@ -108,9 +109,12 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 		return nil, err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
-	if o := f.toolFlag; o != "" {
-		l.Self = o
-	} else {
+	switch {
+	case f.self != "":
+		l.Self = f.self
+	case f.toolFlag != "":
+		l.Self = f.toolFlag
+	default:
 		l.Self = os.Getenv("RALLY_TOOL")
 	}
 	f.ledger = l
@@ -184,6 +188,7 @@ func (f *factory) Identity() (facts.Owner, error) {
 	if err := facts.CheckTool(o.Tool); err != nil {
 		return o, err
 	}
+	f.self = o.Tool
 	if f.ledger != nil && f.ledger.Self != o.Tool {
 		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -16,6 +17,7 @@ func init() { extraCommands = append(extraCommands, newCmdHooks, newCmdHook) }
 // hostFlags selects the hosts of hooks install, uninstall and status.
 type hostFlags struct {
 	git, claude, codex, gemini, cursor bool
+	mcp                                bool // also rally's MCP server, in each agent host's own MCP configuration
 }
 
 func addHostFlags(c *cobra.Command, h *hostFlags) {
@@ -23,7 +25,8 @@ func addHostFlags(c *cobra.Command, h *hostFlags) {
 	c.Flags().BoolVar(&h.claude, "claude", false, "Claude Code (.claude/settings.json)")
 	c.Flags().BoolVar(&h.codex, "codex", false, "Codex (.codex/hooks.json)")
 	c.Flags().BoolVar(&h.gemini, "gemini", false, "Gemini CLI (.gemini/settings.json)")
-	c.Flags().BoolVar(&h.cursor, "cursor", false, "Cursor (.cursor/hooks.json)")
+	c.Flags().BoolVar(&h.cursor, "cursor", false, "Cursor (.cursor/hooks.json; with --mcp its MCP server in .cursor/mcp.json)")
+	c.Flags().BoolVar(&h.mcp, "mcp", false, "rally's MCP server too, in each agent host's MCP configuration (.mcp.json, .codex/config.toml, .gemini/settings.json, .cursor/mcp.json)")
 }
 
 // hosts returns the selected hosts and whether they were named; no flag
@@ -57,6 +60,7 @@ type hookResultJSON struct {
 	Chained string   `json:"chained,omitempty"`
 	Events  []string `json:"events,omitempty"`
 	Note    string   `json:"note,omitempty"`
+	MCP     string   `json:"mcp_server,omitempty"`
 	// problems: why installed hooks will not run yet, each with its fix
 	Problems []hookProblemJSON `json:"problems,omitempty"`
 }
@@ -79,6 +83,12 @@ Gemini CLI (--gemini, .gemini/settings.json) and Cursor (--cursor,
 between the installed entries and hooks that run (trust, approval, the
 directory the host starts in), each with the command that fixes it.
 
+--mcp also registers rally's MCP server ("git rally mcp", named rally) in
+each selected agent host's project MCP configuration: .mcp.json (Claude
+Code), .codex/config.toml (Codex), .gemini/settings.json (Gemini CLI),
+.cursor/mcp.json (Cursor, --cursor). Its tools: rally_room, rally_claim,
+rally_inbox, rally_handoff and more.
+
 Installing twice changes nothing; an existing pre-commit hook keeps running
 first; uninstall puts back what was there.`,
 	}
@@ -89,11 +99,11 @@ first; uninstall puts back what was there.`,
 func newCmdHooksInstall(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "install [--git] [--claude] [--codex] [--gemini] [--cursor]",
+		Use:   "install [--git] [--claude] [--codex] [--gemini] [--cursor] [--mcp]",
 		Short: "Install rally's hooks (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runHooks(f, opts, hooks.Install, func(r hooks.Result) string {
+			return runHooks(f, opts, hookOps{hooks.Install, hooks.InstallMCP, true, false}, func(r hooks.Result) string {
 				if r.Changed {
 					return "installed"
 				}
@@ -106,9 +116,18 @@ func newCmdHooksInstall(f *factory) *cobra.Command {
 	return c
 }
 
-// runHooks applies op to each selected host and prints one line per host.
-// A host that fails does not stop the others; the first error is returned.
-func runHooks(f *factory, opts *hooksOptions, op func(*worktree.Repo, string) (hooks.Result, error), verb func(hooks.Result) string) error {
+// hookOps are what install, uninstall or status do to a host's hooks and
+// to its MCP registration. Without --mcp, status and uninstall still
+// cover a registration that is there, so nothing of rally's stays behind.
+type hookOps struct {
+	hooks, mcp         func(*worktree.Repo, string) (hooks.Result, error)
+	install, uninstall bool
+}
+
+// runHooks applies the operations to each selected host and prints one
+// line per host and part. A host that fails does not stop the others; the
+// first error is returned.
+func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Result) string) error {
 	r, err := f.Repo()
 	if err != nil {
 		return err
@@ -120,19 +139,48 @@ func runHooks(f *factory, opts *hooksOptions, op func(*worktree.Repo, string) (h
 		if r.WorkTree == "" && h != hooks.Git && !named {
 			continue // a bare repository has no worktree for agent settings
 		}
-		res, err := op(r, h)
-		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", h, err))
+		var steps []func(*worktree.Repo, string) (hooks.Result, error)
+		if hooks.HasHooks(h) {
+			steps = append(steps, ops.hooks)
+		} else if !opts.hosts.mcp && ops.install {
+			errs = append(errs, fmt.Errorf("%s: rally registers only its MCP server there; add --mcp", h))
 			continue
 		}
-		j := hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
-			Chained: res.Chained, Events: res.Events, Note: res.Note}
-		for _, p := range res.Problems {
-			j.Problems = append(j.Problems, hookProblemJSON{Problem: p.Problem, Fix: p.Fix})
+		if slices.Contains(hooks.MCPHosts, h) && (opts.hosts.mcp || !ops.install) {
+			// The MCP server goes in after the hooks and out before them, so
+			// directories rally made go with the last file in them.
+			mcp := func(r *worktree.Repo, h string) (hooks.Result, error) {
+				if !opts.hosts.mcp && hooks.HasHooks(h) {
+					if st, err := hooks.StatusMCP(r, h); err != nil || st.State == hooks.StateNotInstalled {
+						return hooks.Result{}, errNothing
+					}
+				}
+				return ops.mcp(r, h)
+			}
+			if ops.uninstall {
+				steps = append([]func(*worktree.Repo, string) (hooks.Result, error){mcp}, steps...)
+			} else {
+				steps = append(steps, mcp)
+			}
 		}
-		out = append(out, j)
-		if !opts.j.on() {
-			fmt.Fprintln(f.out, hookLine(res, verb(res)))
+		for _, op := range steps {
+			res, err := op(r, h)
+			if err == errNothing {
+				continue
+			}
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", h, err))
+				continue
+			}
+			j := hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
+				Chained: res.Chained, Events: res.Events, Note: res.Note, MCP: res.MCP}
+			for _, p := range res.Problems {
+				j.Problems = append(j.Problems, hookProblemJSON{Problem: p.Problem, Fix: p.Fix})
+			}
+			out = append(out, j)
+			if !opts.j.on() {
+				fmt.Fprintln(f.out, hookLine(res, verb(res)))
+			}
 		}
 	}
 	if opts.j.on() {
@@ -146,9 +194,15 @@ func runHooks(f *factory, opts *hooksOptions, op func(*worktree.Repo, string) (h
 	return errors.Join(errs...)
 }
 
+// errNothing skips a part with nothing to report.
+var errNothing = errors.New("nothing to do")
+
 func hookLine(r hooks.Result, verb string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %s", r.Host, verb, r.Path)
+	if r.MCP != "" {
+		fmt.Fprintf(&b, " (MCP server %s: git rally mcp)", r.MCP)
+	}
 	if r.Chained != "" {
 		fmt.Fprintf(&b, " (runs %s first)", r.Chained)
 	}

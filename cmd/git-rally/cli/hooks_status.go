@@ -9,11 +9,11 @@ import (
 func newCmdHooksStatus(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "status [--git] [--claude] [--codex] [--gemini] [--cursor]",
+		Use:   "status [--git] [--claude] [--codex] [--gemini] [--cursor] [--mcp]",
 		Short: "Show which of rally's hooks are installed where (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runHooks(f, opts, hooks.Status, func(r hooks.Result) string { return r.State + ":" })
+			return runHooks(f, opts, hookOps{hooks.Status, hooks.StatusMCP, false, false}, func(r hooks.Result) string { return r.State + ":" })
 		},
 	}
 	addHostFlags(c, &opts.hosts)

@@ -9,11 +9,11 @@ import (
 func newCmdHooksUninstall(f *factory) *cobra.Command {
 	opts := &hooksOptions{}
 	c := &cobra.Command{
-		Use:   "uninstall [--git] [--claude] [--codex] [--gemini] [--cursor]",
+		Use:   "uninstall [--git] [--claude] [--codex] [--gemini] [--cursor] [--mcp]",
 		Short: "Remove rally's hooks and put back what was there (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return runHooks(f, opts, hooks.Uninstall, func(r hooks.Result) string {
+			return runHooks(f, opts, hookOps{hooks.Uninstall, hooks.UninstallMCP, false, true}, func(r hooks.Result) string {
 				if r.Changed {
 					return "removed from"
 				}

@@ -1,0 +1,27 @@
+// Package realhost is the real-host test suite: it runs Claude Code, Codex
+// and Gemini CLI themselves, installed from npm at the versions pinned in
+// npm/package.json and npm/package-lock.json (cached under
+// $XDG_CACHE_HOME/git-rally/realhost, else ~/.cache, never in the
+// repository), each against a scripted model server written in Go on
+// 127.0.0.1 (the Anthropic Messages API through ANTHROPIC_BASE_URL, the
+// OpenAI Responses API through a custom model provider in a private
+// CODEX_HOME, the Gemini API through GOOGLE_GEMINI_BASE_URL), inside a
+// network namespace with only loopback up (`unshare -n`, `ip link set lo
+// up`), so nothing leaves the machine.
+//
+// Through each host it checks that the installed hooks load, that presence
+// and a claim land, that strict mode blocks an edit of a claimed path (file
+// unchanged) through the direct edit tool and, for Codex, through a
+// shell-tool apply_patch heredoc, that a non-strict warning and an inbox
+// item reach the model (read from the requests the server received; the
+// item escaped), that the agent's own git rally runs as its hooks'
+// identity, and that a second session after the first ended is not blocked
+// by its claims.
+//
+// `go test ./hosts/realhost` runs it (about a minute once the hosts are
+// cached); `go test -short` skips it; when npm cannot reach its registry it
+// prints SKIP with the reason. RALLY_REALHOST_DUMP=<dir> writes every
+// request the model server received, to look at a host's wire by hand.
+// To move a host to a new version: change npm/package.json, run
+// `npm install --package-lock-only --ignore-scripts` in npm/, run the suite.
+package realhost
