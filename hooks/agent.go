@@ -1,7 +1,6 @@
 package hooks
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,8 +75,8 @@ func (a *agentRun) exportIdentity() bool {
 }
 
 func (a *agentRun) preToolUse() Answer {
-	ans := a.checkEdit()
-	if in := a.identityInput(); in != nil && len(ans.Stdout) > 0 && !bytes.Contains(ans.Stdout, []byte(`"decision":"deny"`)) {
+	ans, denied := a.checkEdit()
+	if in := a.identityInput(); in != nil && !denied {
 		var env envelope
 		if json.Unmarshal(ans.Stdout, &env) == nil {
 			env.Specific = &specific{HookEventName: a.host.preTool, ToolInput: in}
@@ -114,56 +113,73 @@ func (a *agentRun) identityInput() json.RawMessage {
 	return out
 }
 
-// checkEdit is the write check of a tool call: deny in strict mode, advice
-// otherwise, claims for the free paths.
-func (a *agentRun) checkEdit() Answer {
+// editCheck is the write check of the paths one tool call writes.
+type editCheck struct {
+	st                   *facts.State
+	paths                []string
+	per                  map[string]*verdict
+	stops, warns, shorts []string // described findings; shorts for the user
+}
+
+type verdict struct{ own, stop, warn bool }
+
+// review runs the write check of the tool call; nil when it writes nothing
+// rally can check (or the room cannot be read: fail open).
+func (a *agentRun) review() *editCheck {
 	raw := editPaths(a.host.name, a.p)
 	if len(raw) == 0 {
-		return a.quiet()
+		return nil
 	}
 	if err := a.open(); err != nil {
 		a.warn("edit not checked: %v", err)
-		return a.quiet()
+		return nil
 	}
 	paths := a.repoPaths(raw)
 	if len(paths) == 0 {
-		return a.quiet()
+		return nil
 	}
 	st, err := a.ledger.Read()
 	if err != nil {
 		a.warn("edit not checked: the rally ledger is unreadable: %v", err)
-		return a.quiet()
+		return nil
 	}
 	now := a.inv.Now
-	res := st.CheckBeforeWrite(a.me, paths, now)
-	type verdict struct{ own, stop, warn bool }
-	per := map[string]*verdict{}
+	c := &editCheck{st: st, paths: paths, per: map[string]*verdict{}}
 	for _, p := range paths {
-		per[p] = &verdict{}
+		c.per[p] = &verdict{}
 	}
-	var stops, warns, shorts []string
-	for _, f := range res.Findings {
-		v := per[f.Path]
+	for _, f := range st.CheckBeforeWrite(a.me, paths, now).Findings {
+		v := c.per[f.Path]
 		switch {
 		case f.Code == facts.OwnClaim:
 			v.own = true
 		case f.Severity == facts.SevStop:
 			v.stop = true
 			long, short := describe(st, f, a.me, now)
-			stops, shorts = append(stops, long), append(shorts, short)
+			c.stops, c.shorts = append(c.stops, long), append(c.shorts, short)
 		case f.Severity == facts.SevWarn:
 			v.warn = true
 			long, short := describe(st, f, a.me, now)
-			warns, shorts = append(warns, long), append(shorts, short)
+			c.warns, c.shorts = append(c.warns, long), append(c.shorts, short)
 		}
 	}
+	return c
+}
+
+// checkEdit is the write check of a tool call: deny in strict mode, advice
+// otherwise, claims for the free paths. denied says it answered a denial.
+func (a *agentRun) checkEdit() (ans Answer, denied bool) {
+	c := a.review()
+	if c == nil {
+		return a.quiet(), false
+	}
 	strict := a.inv.Getenv("RALLY_HOOK_STRICT") == "1"
-	if strict && len(stops) > 0 {
-		return a.answer(a.host.deny(findingsText(stops)))
+	if strict && len(c.stops) > 0 {
+		return a.answer(a.host.deny(findingsText(c.stops))), true
 	}
 	var free []string
-	for _, p := range paths {
-		if v := per[p]; !v.own && !v.stop && !v.warn && !a.dirs[p] {
+	for _, p := range c.paths {
+		if v := c.per[p]; !v.own && !v.stop && !v.warn && !a.dirs[p] {
 			free = append(free, "file:"+p)
 		}
 	}
@@ -175,9 +191,9 @@ func (a *agentRun) checkEdit() Answer {
 		case errors.As(err, &ce):
 			// Claimed by someone else since the check: a stop after all.
 			short := fmt.Sprintf("%s is claimed by %s", strings.TrimPrefix(ce.Wanted, "file:"), ident(ce.Owner.String()))
-			stops, shorts = append(stops, fmt.Sprintf("%s (claim %s)", short, ce.ClaimID)), append(shorts, short)
+			c.stops, c.shorts = append(c.stops, fmt.Sprintf("%s (claim %s)", short, ce.ClaimID)), append(c.shorts, short)
 			if strict {
-				return a.answer(a.host.deny(findingsText(stops)))
+				return a.answer(a.host.deny(findingsText(c.stops))), true
 			}
 		case err != nil:
 			a.warn("could not claim %s: %v", strings.Join(free, " "), err)
@@ -186,16 +202,16 @@ func (a *agentRun) checkEdit() Answer {
 		}
 	}
 	if !wrote {
-		a.heartbeat(st)
+		a.heartbeat(c.st)
 	}
-	if len(stops)+len(warns) == 0 {
-		return a.quiet()
+	if len(c.stops)+len(c.warns) == 0 {
+		return a.quiet(), false
 	}
-	summary := "git rally: " + shorts[0]
-	if len(shorts) > 1 {
-		summary += fmt.Sprintf(" (and %d more)", len(shorts)-1)
+	summary := "git rally: " + c.shorts[0]
+	if len(c.shorts) > 1 {
+		summary += fmt.Sprintf(" (and %d more)", len(c.shorts)-1)
 	}
-	return a.answer(a.host.advise(findingsText(append(stops, warns...)), summary))
+	return a.answer(a.host.advise(findingsText(append(c.stops, c.warns...)), summary)), false
 }
 
 // heartbeat records one presence fact when the agent has been silent for
@@ -276,30 +292,11 @@ func (a *agentRun) afterTool() Answer {
 		a.checkEdit()
 		return a.answer(a.host.quiet())
 	}
-	raw := editPaths(a.host.name, a.p)
-	if len(raw) == 0 {
+	c := a.review()
+	if c == nil || len(c.stops)+len(c.warns) == 0 {
 		return a.quiet()
 	}
-	if err := a.open(); err != nil {
-		return a.quiet()
-	}
-	paths := a.repoPaths(raw)
-	st, err := a.ledger.Read()
-	if err != nil || len(paths) == 0 {
-		return a.quiet()
-	}
-	res := st.CheckBeforeWrite(a.me, paths, a.inv.Now)
-	var lines []string
-	for _, f := range res.Findings {
-		if f.Severity == facts.SevStop || f.Severity == facts.SevWarn {
-			long, _ := describe(st, f, a.me, a.inv.Now)
-			lines = append(lines, long)
-		}
-	}
-	if len(lines) == 0 {
-		return a.quiet()
-	}
-	return a.answer(a.host.afterAdvice(findingsText(lines)))
+	return a.answer(a.host.afterAdvice(findingsText(append(c.stops, c.warns...))))
 }
 
 // sessionEnd leaves the room for the host session that ended: its claims

@@ -211,6 +211,8 @@ func skipPrefixes(args []shellWord) []shellWord {
 		switch {
 		case isAssignment(w.text):
 			args = args[1:]
+		case w.literal && shellKeyword[w.text]:
+			args = args[1:] // if/then/do...: a command follows
 		case w.literal && (w.text == "env" || w.text == "sudo" || w.text == "command" || w.text == "nohup" ||
 			w.text == "time" || w.text == "exec" || w.text == "nice" || w.text == "builtin"):
 			args = args[1:]
@@ -223,6 +225,8 @@ func skipPrefixes(args []shellWord) []shellWord {
 	}
 	return args
 }
+
+var shellKeyword = map[string]bool{"if": true, "then": true, "else": true, "elif": true, "do": true, "while": true, "until": true}
 
 func isAssignment(s string) bool {
 	i := strings.IndexByte(s, '=')

@@ -58,6 +58,8 @@ EOF
 		{"dev files", "echo x > /dev/null; echo y | tee /dev/stderr", nil},
 		{"subshell and group", "(cd sub && echo a > in.txt); { echo b > out.txt; }", []string{"sub/in.txt", "out.txt"}},
 		{"unterminated quote", "echo 'x > y.txt", nil},
+		{"keywords", "if [ -f a.go ]; then rm a.go; else touch b.go; fi; while true; do echo x >> c.log; done", []string{"a.go", "b.go", "c.log"}},
+		{"for loops stay unread", "for f in *.go; do rm $f; done", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := ShellPaths(tc.cmd, isDir); !reflect.DeepEqual(got, tc.want) {

@@ -21,7 +21,9 @@
 // `go test ./hosts/realhost` runs it (about a minute once the hosts are
 // cached); `go test -short` skips it; when npm cannot reach its registry it
 // prints SKIP with the reason. RALLY_REALHOST_DUMP=<dir> writes every
-// request the model server received, to look at a host's wire by hand.
+// request the model server received, to look at a host's wire by hand;
+// RALLY_REALHOST_GIT_RALLY=<binary> runs the suite against another build
+// of git-rally (an older one, to see which checks it fails).
 // To move a host to a new version: change npm/package.json, run
 // `npm install --package-lock-only --ignore-scripts` in npm/, run the suite.
 package realhost
