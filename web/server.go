@@ -22,7 +22,7 @@ type Source interface {
 	Room() ([]byte, error)
 	Log(kind, tool string, n int) ([]byte, error)
 	Worktrees() ([]byte, error)
-	Plan() ([]byte, error)                    // ErrUnavailable when this build has no plans
+	Plan(name string) ([]byte, error)         // plan status [name] --json; ErrUnavailable when this build has no plans
 	Commits(n int) (map[string]string, error) // fact id -> ledger commit, for the newest n commits
 	Head() (string, error)                    // the ledger's head commit ("" before init)
 }
@@ -30,9 +30,20 @@ type Source interface {
 // ErrUnavailable is a view this build cannot answer.
 var ErrUnavailable = errors.New("not available in this build")
 
+// CommandError is a command that failed with its --json error object
+// on stdout: the API passes the object on.
+type CommandError struct {
+	Exit int
+	JSON []byte
+	Msg  string
+}
+
+func (e *CommandError) Error() string { return e.Msg }
+
 // Options configure a Server.
 type Options struct {
 	Source  Source
+	Runner  Runner           // set instead of Source: the scenario runner of demo --serve
 	Watcher Watcher          // nil: a PollWatcher on Source.Head
 	Now     func() time.Time // nil: time.Now
 	Token   string           // "": a random one
@@ -41,6 +52,7 @@ type Options struct {
 // Server is the web room behind its guard.
 type Server struct {
 	src     Source
+	runner  Runner
 	hub     *hub
 	now     func() time.Time
 	token   string
@@ -92,11 +104,11 @@ func New(ln net.Listener, o Options) (*Server, error) {
 	if o.Now == nil {
 		o.Now = time.Now
 	}
-	if o.Watcher == nil {
+	if o.Watcher == nil && o.Source != nil {
 		o.Watcher = &PollWatcher{Head: o.Source.Head, Interval: 200 * time.Millisecond}
 	}
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
-	s := &Server{src: o.Source, now: o.Now, token: o.Token, allowed: map[string]bool{
+	s := &Server{src: o.Source, runner: o.Runner, now: o.Now, token: o.Token, allowed: map[string]bool{
 		"127.0.0.1:" + port: true, "localhost:" + port: true, "[::1]:" + port: true}}
 	if ip := ln.Addr().(*net.TCPAddr).IP; ip != nil {
 		s.allowed[net.JoinHostPort(ip.String(), port)] = true
@@ -114,7 +126,9 @@ func (s *Server) URL(ln net.Listener) string {
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	hs := &http.Server{Handler: s.Handler(), ReadHeaderTimeout: 5 * time.Second,
 		BaseContext: func(net.Listener) context.Context { return ctx }}
-	go s.hub.run(ctx)
+	if s.src != nil {
+		go s.hub.run(ctx)
+	}
 	go func() {
 		<-ctx.Done()
 		sc, cancel := context.WithTimeout(context.Background(), time.Second)
@@ -132,6 +146,12 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 // Handler is every route behind the guard.
 func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
+	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
+	if s.src == nil {
+		mux.HandleFunc("GET /{$}", s.runnerPage)
+		mux.HandleFunc("GET /api/demo", s.api(func(r *http.Request) ([]byte, error) { return s.runner.Demo(r.URL.Query()) }))
+		return s.guard(mux)
+	}
 	mux.HandleFunc("GET /{$}", s.page("room"))
 	mux.HandleFunc("GET /history", s.page("history"))
 	mux.HandleFunc("GET /worktrees", s.page("worktrees"))
@@ -142,9 +162,8 @@ func (s *Server) Handler() http.Handler {
 		return s.src.Log(kind, tool, n)
 	}))
 	mux.HandleFunc("GET /api/worktrees", s.api(func(r *http.Request) ([]byte, error) { return s.src.Worktrees() }))
-	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan() }))
+	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan(r.URL.Query().Get("plan")) }))
 	mux.HandleFunc("GET /events", s.events)
-	mux.Handle("GET /static/", http.StripPrefix("/static/", staticHandler()))
 	return s.guard(mux)
 }
 
@@ -202,6 +221,25 @@ func (s *Server) api(get func(*http.Request) ([]byte, error)) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		b, err := get(r)
 		w.Header().Set("Content-Type", "application/json; charset=utf-8")
+		var ue *UsageError
+		if errors.As(err, &ue) {
+			w.WriteHeader(http.StatusBadRequest)
+			fmt.Fprintf(w, "{\"error\": {\"code\": \"usage\", \"message\": %q}}\n", err.Error())
+			return
+		}
+		var ce *CommandError
+		if errors.As(err, &ce) && len(ce.JSON) > 0 {
+			switch ce.Exit {
+			case 2:
+				w.WriteHeader(http.StatusBadRequest)
+			case 3:
+				w.WriteHeader(http.StatusConflict)
+			default:
+				w.WriteHeader(http.StatusInternalServerError)
+			}
+			w.Write(ce.JSON)
+			return
+		}
 		if errors.Is(err, ErrUnavailable) {
 			w.WriteHeader(http.StatusNotImplemented)
 			fmt.Fprintf(w, "{\"error\": {\"code\": \"unavailable\", \"message\": %q}}\n", err.Error())

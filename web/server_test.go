@@ -27,8 +27,8 @@ func (f *fakeSource) Log(kind, tool string, n int) ([]byte, error) {
 	return []byte(`[{"id":"f_1","kind":"note","tool":"a:1","subject":"<script>x()</script>","clock":1},` +
 		`{"id":"f_2","kind":"retract","tool":"a:1","ref":"f_1","clock":2}]`), nil
 }
-func (f *fakeSource) Worktrees() ([]byte, error) { return []byte(`{"base":"main","branches":[]}`), nil }
-func (f *fakeSource) Plan() ([]byte, error)      { return nil, ErrUnavailable }
+func (f *fakeSource) Worktrees() ([]byte, error)  { return []byte(`{"base":"main","branches":[]}`), nil }
+func (f *fakeSource) Plan(string) ([]byte, error) { return nil, ErrUnavailable }
 func (f *fakeSource) Commits(int) (map[string]string, error) {
 	return map[string]string{"f_1": "abcdef0123"}, nil
 }

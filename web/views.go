@@ -49,6 +49,13 @@ type roomData struct {
 	Worktrees []struct {
 		Name, Path, Branch, Tool, Session string
 	} `json:"worktrees"`
+	Plans []struct {
+		Plan, Lead string
+		Done       int            `json:"done"`
+		Total      int            `json:"total"`
+		ByState    map[string]int `json:"by_state"`
+		CanClose   bool           `json:"can_close"`
+	} `json:"plans"`
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
 	} `json:"sessions"`
@@ -70,6 +77,28 @@ type claimData struct {
 	// Filled in for the page: the lease bar.
 	LeaseStart string
 	LeaseLeft  int // percent of the window left
+}
+
+// boardData is plan status --json (keys per SPEC §15).
+type boardData struct {
+	Plan, Goal, Lead, Fact string
+	Done                   int        `json:"done"`
+	Total                  int        `json:"total"`
+	CanClose               bool       `json:"can_close"`
+	Closed                 bool       `json:"closed"`
+	Tasks                  []taskData `json:"tasks"`
+	Columns                [4]struct {
+		Name  string
+		Tasks []taskData
+	} `json:"-"`
+}
+
+type taskData struct {
+	ID, Goal, State, Owner, Check, Agent string
+	Owns                                 []string `json:"owns"`
+	DependsOn                            []string `json:"depends_on"`
+	WaitingOn                            []string `json:"waiting_on"`
+	Report                               any      `json:"report"`
 }
 
 type noteData struct {
@@ -94,7 +123,7 @@ type page struct {
 	Kinds, Tools             []string
 	Kind, Tool               string
 	Plan                     any
-	PlanRaw                  string
+	Boards                   []*boardData
 	Unavailable              bool
 }
 
@@ -137,20 +166,32 @@ func (s *Server) fill(p *page, r *http.Request) error {
 		p.Plan = v
 		return err
 	case "plans":
-		b, err := s.src.Plan()
-		if errors.Is(err, ErrUnavailable) {
-			p.Unavailable = true
-			return nil
-		}
+		room, err := s.room()
 		if err != nil {
 			return err
 		}
-		var buf bytes.Buffer
-		json.Indent(&buf, b, "", "  ")
-		p.PlanRaw = buf.String()
-		var v any
-		json.Unmarshal(b, &v)
-		p.Plan = v
+		for _, pl := range room.Plans {
+			b, err := s.src.Plan(pl.Plan)
+			if errors.Is(err, ErrUnavailable) {
+				p.Unavailable = true
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			var bd boardData
+			if err := json.Unmarshal(b, &bd); err != nil {
+				return err
+			}
+			for _, t := range bd.Tasks {
+				col := map[string]int{"waiting": 0, "ready": 1, "taken": 2, "done": 3}[t.State]
+				bd.Columns[col].Tasks = append(bd.Columns[col].Tasks, t)
+			}
+			for i, n := range []string{"waiting", "ready", "taken", "done"} {
+				bd.Columns[i].Name = n
+			}
+			p.Boards = append(p.Boards, &bd)
+		}
 	}
 	return nil
 }
@@ -164,11 +205,16 @@ func (s *Server) room() (*roomData, error) {
 	if err := json.Unmarshal(b, &room); err != nil {
 		return nil, err
 	}
+	fillLeases(&room, s.now())
+	return &room, nil
+}
+
+// fillLeases computes each claim's lease bar at now.
+func fillLeases(room *roomData, now time.Time) {
 	seen := map[string]string{}
 	for _, p := range room.Peers {
 		seen[p.Tool+"@"+p.Session] = p.LastSeen
 	}
-	now := s.now()
 	for i := range room.Claims {
 		c := &room.Claims[i]
 		start := c.At
@@ -178,7 +224,6 @@ func (s *Server) room() (*roomData, error) {
 		c.LeaseStart = start
 		c.LeaseLeft = leaseLeft(start, c.LeaseExpiresAt, now)
 	}
-	return &room, nil
 }
 
 func leaseLeft(start, end string, now time.Time) int {

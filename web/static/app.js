@@ -47,6 +47,15 @@
   clock(); bars();
   setInterval(bars, 10000);
 
+  // The scenario runner steps with the arrow keys and has no event stream.
+  if (!main().dataset.live) {
+    document.addEventListener("keydown", function (ev) {
+      var rel = ev.key === "ArrowRight" ? "next" : ev.key === "ArrowLeft" ? "prev" : "";
+      var a = rel && document.querySelector('a[rel="' + rel + '"]');
+      if (a && !ev.target.closest("select, input")) location.href = a.href;
+    });
+    return;
+  }
   var es = new EventSource("/events?token=" + encodeURIComponent(token));
   es.addEventListener("open", function () { live.textContent = "live"; live.className = "live on"; });
   es.addEventListener("error", function () { live.textContent = "reconnecting"; live.className = "live"; });

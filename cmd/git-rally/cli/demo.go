@@ -1,9 +1,13 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -14,6 +18,8 @@ type demoOptions struct {
 	c     demoChoices
 	keep  bool
 	chose bool // any choice flag was given
+	serve bool
+	addr  string
 	j     jsonFlags
 }
 
@@ -45,21 +51,23 @@ the room after it.`,
 	fl.StringVar(&opts.c.Layout, "layout", "worktrees", "worktrees (one per agent) or shared (one checkout)")
 	fl.BoolVar(&opts.c.TimePasses, "time-passes", false, "leases expire, a deadline passes, a takeover and the reaper")
 	fl.BoolVar(&opts.keep, "keep", false, "keep the repository and print its path (the next demo replaces it)")
+	fl.BoolVar(&opts.serve, "serve", false, "open the scenario runner as a web page on loopback: the choices as controls, step by step")
+	fl.StringVar(&opts.addr, "addr", "127.0.0.1:0", "with --serve: the loopback address to listen on")
 	addJSONFlags(c, &opts.j)
 	return c
 }
 
 func runDemo(f *factory, opts *demoOptions) error {
+	if opts.serve {
+		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+		defer stop()
+		return serveDemo(ctx, f, opts.addr, nil)
+	}
 	if !opts.chose {
-		// No choice at all: the tour shows a refusal and a handoff.
-		opts.c.Overlap, opts.c.Handoff = true, true
+		opts.c = demoTour(opts.c)
 	}
-	if err := opts.c.validate(); err != nil {
+	if err := opts.c.check(); err != nil {
 		return err
-	}
-	if opts.c.Receiver == "managed" {
-		return &facts.FailedError{Err: fmt.Errorf("--receiver managed needs managed sessions (git rally run), which this build does not have"),
-			Hint: "git rally demo --handoff --receiver unmanaged"}
 	}
 	steps, agents := demoScript(opts.c)
 	repo, release, err := demoPlace(opts.keep)
@@ -85,6 +93,24 @@ func runDemo(f *factory, opts *demoOptions) error {
 		fmt.Fprintf(f.out, "the repository is kept at %s (the next demo replaces it)\n", repo)
 	} else {
 		fmt.Fprintln(f.out, "done; the throw-away repository is removed")
+	}
+	return nil
+}
+
+// demoTour is the run with no choice at all: a refusal and a handoff.
+func demoTour(c demoChoices) demoChoices {
+	c.Overlap, c.Handoff = true, true
+	return c
+}
+
+// check is validate plus what this build can play.
+func (c demoChoices) check() error {
+	if err := c.validate(); err != nil {
+		return err
+	}
+	if c.Receiver == "managed" {
+		return &facts.FailedError{Err: fmt.Errorf("--receiver managed needs managed sessions (git rally run), which this build does not have"),
+			Hint: "git rally demo --handoff --receiver unmanaged"}
 	}
 	return nil
 }

@@ -25,6 +25,7 @@ type demoResult struct {
 	Explain string            `json:"explain"` // the one line of plain explanation
 	Stdout  string            `json:"stdout"`
 	Stderr  string            `json:"stderr"`
+	At      string            `json:"at"` // RALLY_NOW of the step
 }
 
 type demoCounts struct {
@@ -194,7 +195,7 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 	seen := map[string]bool{}
 	var out []demoResult
 	for i, s := range steps {
-		r := demoResult{N: i + 1, Dir: "repo", Explain: s.Say}
+		r := demoResult{N: i + 1, Dir: "repo", Explain: s.Say, At: s.At.UTC().Format(time.RFC3339)}
 		dir := repo
 		if s.Who >= 0 && agents[s.Who].Dir != "" {
 			dir = filepath.Join(repo, agents[s.Who].Dir)

@@ -121,14 +121,20 @@ func (s *serveSource) run(args ...string) ([]byte, error) {
 		if code == ExitUsage && strings.Contains(msg, "unknown command") {
 			return nil, fmt.Errorf("git rally %s: %w", args[0], web.ErrUnavailable)
 		}
-		return nil, fmt.Errorf("git rally %s exited %d: %s", strings.Join(args, " "), code, msg)
+		return nil, &web.CommandError{Exit: code, JSON: bytes.TrimSpace(out.Bytes()),
+			Msg: fmt.Sprintf("git rally %s exited %d: %s", strings.Join(args, " "), code, msg)}
 	}
 	return out.Bytes(), nil
 }
 
 func (s *serveSource) Room() ([]byte, error)      { return s.run("room", "--json") }
 func (s *serveSource) Worktrees() ([]byte, error) { return s.run("worktree", "plan", "--json") }
-func (s *serveSource) Plan() ([]byte, error)      { return s.run("plan", "status", "--json") }
+func (s *serveSource) Plan(name string) ([]byte, error) {
+	if name != "" {
+		return s.run("plan", "status", "--json", "--", name)
+	}
+	return s.run("plan", "status", "--json")
+}
 
 func (s *serveSource) Log(kind, tool string, n int) ([]byte, error) {
 	args := []string{"log", "--json"}

@@ -80,6 +80,15 @@ func TestServeInBrowser(t *testing.T) {
 	firstField(rallyT(t, "handoff", "--tool", "codex:verify-1", "--target", "claude_code:impl-1", "--subject", "review the tests"))
 	rallyT(t, "receipt", h1, "--tool", "codex:verify-1")
 	rallyT(t, "risk", "--tool", "codex:verify-1", "--subject", "the API has no rate limit")
+	plan := `{"id": "checkout-v2", "goal": "new checkout flow", "tasks": [
+		{"id": "pay", "goal": "the payment API", "owns": ["dir:lib/pay"], "check": "go test ./lib/pay/..."},
+		{"id": "page", "goal": "the checkout page", "owns": ["dir:web/checkout"], "depends_on": ["pay"]},
+		{"id": "guide", "goal": "the user guide", "owns": ["dir:guide"]}]}`
+	if err := os.WriteFile(filepath.Join(repo, "plan.json"), []byte(plan), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	rallyT(t, "plan", "start", "plan.json", "--tool", "claude_code:impl-1")
+	rallyT(t, "plan", "take", "pay", "--tool", "codex:verify-1")
 	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
 	wt := filepath.Join(repo, ".rally", "worktrees", "impl-1")
 	if err := os.MkdirAll(filepath.Join(wt, "src"), 0o777); err != nil {
@@ -143,6 +152,10 @@ func TestServeInBrowser(t *testing.T) {
 		{"write", "POST", base + "/api/room?token=" + token, "", nil, 405},
 		{"the page", "GET", url, "", nil, 200},
 		{"the room's JSON", "GET", base + "/api/room?token=" + token, "", nil, 200},
+		{"the plan's JSON", "GET", base + "/api/plan?token=" + token, "", nil, 200},
+		{"an unknown plan", "GET", base + "/api/plan?plan=nope&token=" + token, "", nil, 400},
+		{"the log's JSON", "GET", base + "/api/log?kind=claim&token=" + token, "", nil, 200},
+		{"the worktree plan's JSON", "GET", base + "/api/worktrees?token=" + token, "", nil, 200},
 	} {
 		if got := status(c.method, c.url, c.hdr, c.host); got != c.want {
 			t.Errorf("%s: status %d, want %d", c.name, got, c.want)
@@ -264,6 +277,13 @@ func TestServeInBrowser(t *testing.T) {
 	if st := eval(`fetch("/api/room").then(r => r.status)`, chromedp.EvalAwaitPromise); st != 403 {
 		t.Errorf("a fetch without the token got %d, want 403", st)
 	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(base+"/plans?token="+token),
+		chromedp.WaitVisible(chromedp.CSS(`.col-taken .task[data-task="pay"]`))); err != nil {
+		t.Fatalf("plans view: the taken task is not in the taken column: %v", err)
+	}
+	if b := text(".board"); !strings.Contains(b, "checkout-v2") || !strings.Contains(b, "waits on pay") || !strings.Contains(b, "codex:verify-1") {
+		t.Errorf("the board lacks the plan, a waiting task or the taker:\n%s", b)
+	}
 	for _, v := range []string{"worktrees", "plans"} {
 		if err := chromedp.Do(bctx, chromedp.Navigate(base+"/"+v+"?token="+token), chromedp.WaitVisible(chromedp.CSS("main"))); err != nil {
 			t.Fatalf("%s view: %v", v, err)
@@ -281,4 +301,87 @@ func TestServeInBrowser(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Error("serve did not stop when its context ended")
 	}
+}
+
+func TestDemoServeInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("SKIP: the browser test is slow; run it without -short")
+	}
+	browser := chromium(t)
+	docs, err := filepath.Abs(filepath.Join("..", "..", "..", "docs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", t.TempDir())
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	urls := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ *web.Server) { urls <- u })
+	}()
+	var url string
+	select {
+	case url = <-urls:
+	case err := <-done:
+		t.Fatalf("demo --serve: %v", err)
+	}
+	actx, acancel := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser),
+		chromedp.NoSandbox, chromedp.WindowSize(1280, 860), chromedp.DisableGPU)...)
+	defer acancel()
+	bctx, bcancel := chromedp.NewContext(actx)
+	defer bcancel()
+	text := func(sel string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("text of %s: %v", sel, err)
+		}
+		return s
+	}
+	// The choices come from the controls; the first step is the set-up.
+	if err := chromedp.Do(bctx, chromedp.Navigate(url),
+		chromedp.SetValue(chromedp.CSS(`select[name="agents"]`), "3"),
+		chromedp.Evaluate[chromedp.Void](`document.querySelector('input[name="overlap"]').checked = true;
+			document.querySelector('input[name="handoff"]').checked = false;
+			document.querySelector('input[name="time-passes"]').checked = true; undefined`),
+		chromedp.Click(chromedp.CSS(`button[type="submit"]`)),
+		chromedp.WaitVisible(chromedp.CSS(`input[name="time-passes"][checked]`))); err != nil {
+		t.Fatalf("runner: %v", err)
+	}
+	if s := text(".stepper"); !strings.Contains(s, "step 1 of") {
+		t.Fatalf("runner starts at %q", s)
+	}
+	// Step by step with "next fact": the room after each step is shown.
+	for i := 0; i < 11; i++ {
+		next, err := chromedp.Run(bctx, chromedp.Evaluate[string](`document.querySelector('a[rel="next"]').href`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := chromedp.Do(bctx, chromedp.Navigate(next), chromedp.WaitVisible(chromedp.CSS(".stepper"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if s := text(".stepper"); !strings.Contains(s, "step 12 of") {
+		t.Errorf("after 11 clicks on next: %q", s)
+	}
+	if s := text(".cmd"); !strings.Contains(s, "git rally claim src/api.ts") {
+		t.Errorf("step 12 is %q, want the refused claim", s)
+	}
+	if s := text("#claims"); !strings.Contains(s, "file:src/api.ts") || !strings.Contains(s, "port:8080") {
+		t.Errorf("the room after step 12 lacks the claims:\n%s", s)
+	}
+	png, err := chromedp.Run(bctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(t.TempDir(), "runner.png"), png, 0o666)
+	if *updateScreenshots {
+		if err := os.WriteFile(filepath.Join(docs, "runner.png"), png, 0o666); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cancel()
+	<-done
 }
