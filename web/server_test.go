@@ -29,7 +29,7 @@ func (f *fakeSource) Log(kind, tool string, n int) ([]byte, error) {
 }
 func (f *fakeSource) Worktrees() ([]byte, error)  { return []byte(`{"base":"main","branches":[]}`), nil }
 func (f *fakeSource) Plan(string) ([]byte, error) { return nil, ErrUnavailable }
-func (f *fakeSource) Commits(int) (map[string]string, error) {
+func (f *fakeSource) Commits([]string) (map[string]string, error) {
 	return map[string]string{"f_1": "abcdef0123"}, nil
 }
 func (f *fakeSource) Head() (string, error) { f.mu.Lock(); defer f.mu.Unlock(); return f.head, nil }

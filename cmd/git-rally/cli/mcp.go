@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"runtime/debug"
@@ -164,40 +163,35 @@ func (r *mcpRunner) Run(ctx context.Context, client string, call mcpserver.Call)
 	if err == nil {
 		return mcpserver.Outcome{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	}
+	// As Run does: with --json, a failure prints its error object.
+	code, msg, hint := classify(err)
+	out.Reset()
+	f.printErrorJSON(args, err, code, msg, hint)
 	return failure(err, out.Bytes(), errb.Bytes())
 }
 
 // failure is a failed command's outcome: the error object the command
-// printed with --json, else one made the same way from its error.
+// printed with --json, else the one it would have printed (a failure
+// before the command ran: no identity).
 func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
 	code, msg, hint := classify(err)
 	o := mcpserver.Outcome{Stderr: stderr, Exit: code}
+	if !hasErrorObject(stdout) {
+		var buf bytes.Buffer
+		newFactory(nil, &buf, io.Discard).printErrorJSON([]string{"--json"}, err, code, msg, hint)
+		stdout = buf.Bytes()
+	}
+	if !hasErrorObject(stdout) {
+		// check --strict's stop has no object; no tool passes --strict.
+		stdout = mcpserver.ErrorObject(code, "error", err.Error(), nil)
+	}
+	o.Error = stdout
+	return o
+}
+
+func hasErrorObject(b []byte) bool {
 	var printed struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(stdout, &printed) == nil && len(printed.Error) > 0 {
-		o.Error = stdout
-		return o
-	}
-	if msg == "" {
-		msg = err.Error()
-	}
-	var hints []string
-	for _, h := range strings.Split(hint, "\n") {
-		if h != "" {
-			hints = append(hints, h)
-		}
-	}
-	obj := map[string]any{"exit": code, "code": errorCode(err), "message": msg, "hints": append([]string{}, hints...)}
-	var ce *facts.ConflictError
-	if errors.As(err, &ce) {
-		c := map[string]any{"owner": ce.Owner.String(), "scope": ce.Scope, "claim": ce.ClaimID, "owner_state": ce.State}
-		if !ce.LastSeen.IsZero() {
-			c["last_seen"] = facts.FormatTime(ce.LastSeen)
-			c["takeover_at"] = facts.FormatTime(ce.LastSeen.Add(facts.TakeoverSilence))
-		}
-		obj["conflicts"] = []any{c}
-	}
-	o.Error, _ = json.Marshal(map[string]any{"error": obj})
-	return o
+	return json.Unmarshal(b, &printed) == nil && len(printed.Error) > 0
 }

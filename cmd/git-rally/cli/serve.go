@@ -160,10 +160,10 @@ func (s *serveSource) Head() (string, error) {
 	return h.String(), nil
 }
 
-func (s *serveSource) Commits(n int) (map[string]string, error) {
+func (s *serveSource) Commits(ids []string) (map[string]string, error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
-	return s.ledger.FactCommits(n)
+	return s.ledger.FactCommits(ids, len(ids)+64)
 }
 
 // openBrowser is the one place serve starts a browser.
