@@ -264,8 +264,9 @@ func TestUpdateRefInterleaving(t *testing.T) {
 
 // Appending processes killed with SIGKILL at random moments: every
 // acknowledged fact survives, fsck is clean, and the next append works,
-// removing a stale ref lock once it is old (the test ages it instead of
-// sleeping).
+// removing the ref lock a killed rally left (it proves the lock is its
+// own: its note names the lock's inode and a process that is gone). The
+// test ages the lock file too: age alone must not matter either way.
 func TestKilledAppends(t *testing.T) {
 	dir := newRepo(t)
 	rng := rand.New(rand.NewSource(7))

@@ -13,6 +13,7 @@ import (
 type handoffOptions struct {
 	target, subject, body, revision, ackWithin string
 	files                                      []string
+	noDeliver                                  bool
 	j                                          jsonFlags
 }
 
@@ -30,6 +31,7 @@ func newCmdHandoff(f *factory) *cobra.Command {
 	c.Flags().StringArrayVar(&opts.files, "file", nil, "a path that goes with it (repeat)")
 	c.Flags().StringVar(&opts.revision, "revision", "", "a git revision that goes with it")
 	c.Flags().StringVar(&opts.ackWithin, "ack-within", "", "reply deadline, e.g. 30m or 2h")
+	c.Flags().BoolVar(&opts.noDeliver, "no-deliver", false, "only record it, even when the target is a live managed session")
 	addJSONFlags(c, &opts.j)
 	return c
 }
@@ -66,6 +68,9 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 			return err
 		}
 		fact.AckBy = facts.FormatTime(f.mustNow().Add(d))
+	}
+	if !opts.noDeliver {
+		return handoffAndDeliver(f, &opts.j, fact, o)
 	}
 	_, err = f.appendFacts(&opts.j, facts.Simple(fact))
 	return err

@@ -52,6 +52,9 @@ type handoffJSON struct {
 	Overdue  bool   `json:"overdue"`
 	State    string `json:"state"`
 	Verified string `json:"verified,omitempty"`
+	// Delivery is the latest delivery's status (sent_unverified) when it
+	// was delivered to a managed session.
+	Delivery string `json:"delivery,omitempty"`
 }
 
 type noteJSON struct {
@@ -86,16 +89,17 @@ type totalsJSON struct {
 }
 
 type roomJSON struct {
-	Head      string         `json:"head"`
-	Clock     int64          `json:"clock"`
-	Peers     []peerJSON     `json:"peers"`
-	Claims    []claimJSON    `json:"claims"`
-	Handoffs  []handoffJSON  `json:"handoffs"`
-	Blockers  []noteJSON     `json:"blockers"`
-	Risks     []noteJSON     `json:"risks"`
-	Worktrees []worktreeJSON `json:"worktrees"`
-	Plans     []roomPlanJSON `json:"plans,omitempty"`
-	Totals    totalsJSON     `json:"totals"`
+	Head      string            `json:"head"`
+	Clock     int64             `json:"clock"`
+	Peers     []peerJSON        `json:"peers"`
+	Claims    []claimJSON       `json:"claims"`
+	Handoffs  []handoffJSON     `json:"handoffs"`
+	Blockers  []noteJSON        `json:"blockers"`
+	Risks     []noteJSON        `json:"risks"`
+	Worktrees []worktreeJSON    `json:"worktrees"`
+	Sessions  []roomSessionJSON `json:"sessions"`
+	Plans     []roomPlanJSON    `json:"plans,omitempty"`
+	Totals    totalsJSON        `json:"totals"`
 }
 
 func newCmdRoom(f *factory) *cobra.Command {
@@ -131,6 +135,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 		room.Claims = claimsTouching(room.Claims, paths)
 	}
 	out := toRoomJSON(room)
+	out.Sessions = roomSessions(st)
 	out.Plans = roomPlans(st)
 	v, err := f.verifier()
 	if err != nil {
@@ -181,7 +186,7 @@ func toClaimJSON(c facts.ClaimView) claimJSON {
 
 func toHandoffJSON(h facts.HandoffView) handoffJSON {
 	return handoffJSON{ID: h.Fact.ID, From: h.Fact.Tool, Target: h.Fact.Target, Subject: facts.Sanitize(h.Fact.Subject, 0),
-		At: h.Fact.At, AckBy: h.Fact.AckBy, Overdue: h.Overdue, State: h.State}
+		At: h.Fact.At, AckBy: h.Fact.AckBy, Overdue: h.Overdue, State: h.State, Delivery: h.Delivery}
 }
 
 func toNoteJSON(n *facts.Fact) noteJSON {

@@ -98,3 +98,26 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 }
 
 func ident(s string) string { return facts.Sanitize(s, 160) }
+
+// roomSessionJSON is a managed session as the room lists it (SPEC §8).
+type roomSessionJSON struct {
+	Session  string `json:"session"`
+	Tool     string `json:"tool"`
+	Agent    string `json:"agent"`
+	State    string `json:"state"`
+	Worktree string `json:"worktree"`
+}
+
+// roomSessions are the room's managed sessions; it asks tmux only when
+// one of them may be running.
+func roomSessions(st *facts.State) []roomSessionJSON {
+	out := []roomSessionJSON{}
+	live, err := liveTargets(&session.Tmux{}, st)
+	if err != nil {
+		live = map[string]bool{}
+	}
+	for _, in := range session.List(st, live, nil) {
+		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
+	}
+	return out
+}

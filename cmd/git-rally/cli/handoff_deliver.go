@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/session"
+)
+
+// handoffAndDeliver records a handoff and, when its target is the tool of
+// a live managed session, delivers it there as inject does (SPEC §13). A
+// failed delivery leaves the handoff recorded and is reported.
+func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Owner) error {
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	fs, err := l.Append(facts.Simple(h))
+	f.state = nil
+	if err != nil {
+		return err
+	}
+	d, derr := deliverHandoff(f, fs[0], sender)
+	if derr != nil {
+		fmt.Fprintf(f.err, "git-rally: warning: handoff %s is recorded but was not delivered: %v\n", fs[0].ID, derr)
+	}
+	if j.on() {
+		out := map[string]any{"facts": rawFacts(fs)}
+		if d != nil {
+			out["delivery"] = d
+		}
+		if derr != nil {
+			out["delivery_error"] = derr.Error()
+		}
+		return f.printJSON(j, out)
+	}
+	if err := f.writeResult(j, fs); err != nil {
+		return err
+	}
+	if d != nil {
+		fmt.Fprintf(f.out, "delivered to session %s (%s): %s, not yet acknowledged\n", ident(d.Session), ident(h.Target), session.DeliveryStatus)
+	}
+	return nil
+}
