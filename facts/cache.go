@@ -373,7 +373,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 				full = true
 			} else {
 				var buf bytes.Buffer
-				for _, f := range fs {
+				for _, f := range sortedCopy(fs) {
 					buf.Write(f.Raw)
 				}
 				if mf.Truncate(cf.MirrorLen) != nil {
@@ -399,7 +399,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 			gen = old + 1
 		}
 		var buf bytes.Buffer
-		for _, f := range fs {
+		for _, f := range sortedCopy(fs) {
 			buf.Write(f.Raw)
 		}
 		tmp := c.mirrorPath(gen) + ".tmp"
@@ -439,6 +439,14 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		return
 	}
 	c.saved = &cf
+}
+
+// sortedCopy returns fs in (clock, id) order: the mirror is kept sorted,
+// so its tail is the newest facts (Ledger.Tail).
+func sortedCopy(fs []*Fact) []*Fact {
+	out := append([]*Fact(nil), fs...)
+	SortFacts(out)
+	return out
 }
 
 // encodeHandoffs returns the encoding of st's handoffs: the bytes it was

@@ -183,11 +183,36 @@ func (st *Store) Ensure() error {
 	}
 }
 
-// gcRunning reports whether git gc holds its lock (git treats a gc.pid
-// older than 12 hours as stale).
+// gcRunning reports whether a git gc that may prune what was just written
+// holds its lock (git treats a gc.pid older than 12 hours as stale). Only
+// a gc told to prune everything unreachable now (--prune=now, --prune=all)
+// can remove an append's objects: the default expiry is two weeks, so an
+// ordinary (or automatic) gc is not waited for. A gc whose command line
+// cannot be read (another machine's, by the hostname in gc.pid) is.
 func (st *Store) gcRunning() bool {
-	fi, err := os.Stat(filepath.Join(st.CommonDir, "gc.pid"))
-	return err == nil && time.Since(fi.ModTime()) < 12*time.Hour
+	p := filepath.Join(st.CommonDir, "gc.pid")
+	fi, err := os.Stat(p)
+	if err != nil || time.Since(fi.ModTime()) >= 12*time.Hour {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return true
+	}
+	cmd, err := os.ReadFile("/proc/" + f[0] + "/cmdline")
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) // a gone process prunes nothing more
+	}
+	for _, arg := range strings.Split(string(cmd), "\x00") {
+		if arg == "--prune=now" || arg == "--prune=all" || strings.HasPrefix(arg, "gc.pruneExpire=now") {
+			return true
+		}
+	}
+	return false
 }
 
 var zlibWriters = sync.Pool{New: func() any {

@@ -19,7 +19,7 @@ import (
 // The tests in this file run the real binary as separate processes (the
 // binary testscript.Main put on PATH) against one repository.
 
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	gitT(t, dir, "init", "-q", "-b", "main")
@@ -29,7 +29,7 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -62,7 +62,7 @@ func run(dir string, env []string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-func rally(t *testing.T, dir string, args ...string) string {
+func rally(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	r := run(dir, nil, args...)
 	if r.code != 0 {
@@ -71,7 +71,7 @@ func rally(t *testing.T, dir string, args ...string) string {
 	return r.stdout
 }
 
-func logIDs(t *testing.T, dir string) map[string]bool {
+func logIDs(t testing.TB, dir string) map[string]bool {
 	t.Helper()
 	var fs []struct {
 		ID string `json:"id"`

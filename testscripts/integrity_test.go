@@ -102,7 +102,7 @@ func stressSize() (int, int) {
 // fair game until the ref moves and gc ends. None may be lost.
 func TestAppendsBesideGCPruneNow(t *testing.T) {
 	dir := newRepo(t)
-	w, n := 2, 60
+	w, n := 2, 40
 	if testing.Short() {
 		n = 20
 	}
