@@ -1,0 +1,36 @@
+package facts
+
+// Concerns reports whether fact f concerns tool (what `watch --tool`
+// keeps, SPEC §14): handoffs to tool or to all, answers to tool's
+// handoffs, claims and blockers overlapping tool's open claims, risks and
+// retractions of tool's facts, deliveries to tool. tool's own facts do
+// not concern it. authorOf returns the author of a fact id ("" when
+// unknown); st is the projection the claims are taken from.
+func Concerns(st *State, tool string, f *Fact, authorOf func(id string) string) bool {
+	if f.Tool == tool {
+		return false
+	}
+	switch f.Kind {
+	case KindHandoff:
+		return f.Target == tool || f.Target == AllTarget
+	case KindReceipt, KindResolve, KindArtifact:
+		if f.Kind == KindArtifact && f.Target == tool {
+			return true
+		}
+		return f.Ref != "" && authorOf(f.Ref) == tool
+	case KindDelivery:
+		return f.Target == tool
+	case KindRisk, KindRetract:
+		return f.Ref != "" && authorOf(f.Ref) == tool
+	case KindClaim, KindBlocker:
+		for _, c := range st.Claims {
+			if c.Tool != tool {
+				continue
+			}
+			if _, _, ok := ScopesConflict(c.Scopes, Exclusive, f.Scopes, Exclusive); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
