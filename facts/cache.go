@@ -6,9 +6,11 @@ import (
 	"encoding/gob"
 	"encoding/hex"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/git-rally/git-rally/refs"
@@ -45,6 +47,8 @@ type cacheFile struct {
 	Gen       int                 `json:"gen"`
 	MirrorLen int64               `json:"mirror_len"`
 	Trees     map[string][]string `json:"trees"`
+	// MirrorSum is the CRC-32C of the mirror's first MirrorLen bytes.
+	MirrorSum uint32 `json:"mirror_sum"`
 	// HandoffsFile names the file with the state's handoffs ("": none).
 	// A room's waiting handoffs can be most of the projection; an append
 	// that does not touch them neither decodes nor rewrites them.
@@ -77,8 +81,12 @@ func (c *cache) load() *State {
 	hb := []byte{}
 	if cf.HandoffsFile != "" {
 		// Read now, decoded later: a writer may remove the file once two
-		// newer ones exist.
-		if hb, err = os.ReadFile(filepath.Join(c.dir, cf.HandoffsFile)); err != nil {
+		// newer ones exist. Its name is its checksum.
+		sealed, err := os.ReadFile(filepath.Join(c.dir, cf.HandoffsFile))
+		if err != nil {
+			return nil
+		}
+		if hb, ok = openSealed(sealed, "handoffs", ""); !ok || handoffsName(hb) != cf.HandoffsFile {
 			return nil
 		}
 	}
@@ -98,12 +106,23 @@ func (c *cache) load() *State {
 }
 
 // decodeCacheFile decodes state.gob; the state's handoffs are not in it.
-func decodeCacheFile(b []byte) (*cacheFile, bool) {
-	var cf cacheFile
-	if gob.NewDecoder(bytes.NewReader(b)).Decode(&cf) != nil || cf.Version != cacheVersion || cf.State == nil {
+// A file that is damaged, truncated, of another version or whose header
+// names another head than its state is not believed.
+func decodeCacheFile(b []byte) (cf *cacheFile, ok bool) {
+	defer func() {
+		if recover() != nil { // gob on bytes that passed the checksum: a bug, not a crash
+			cf, ok = nil, false
+		}
+	}()
+	payload, head, ok := openSealedHead(b, "state")
+	if !ok {
 		return nil, false
 	}
-	return &cf, true
+	var f cacheFile
+	if gob.NewDecoder(bytes.NewReader(payload)).Decode(&f) != nil || f.Version != cacheVersion || f.State == nil || f.State.Head != head {
+		return nil, false
+	}
+	return &f, true
 }
 
 // encodeCacheFile encodes state.gob: cf with st (see State.withoutRaw).
@@ -113,7 +132,64 @@ func encodeCacheFile(cf cacheFile, st *State) ([]byte, error) {
 	if err := gob.NewEncoder(&enc).Encode(&cf); err != nil {
 		return nil, err
 	}
-	return enc.Bytes(), nil
+	return seal(enc.Bytes(), "state", st.Head), nil
+}
+
+// Every cache file starts with a header line that names what it is, the
+// version that wrote it, the ledger head it belongs to, the payload's
+// length and its CRC-32C:
+//
+//	rally-cache 7 state 3f2a...c1 25108 9a0b1c2d
+//
+// so a damaged, truncated or foreign file is detected before it is
+// decoded, and rebuilt from the ledger.
+const sealMagic = "rally-cache"
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+func seal(payload []byte, kind, head string) []byte {
+	if head == "" {
+		head = "-"
+	}
+	hdr := fmt.Sprintf("%s %d %s %s %d %08x\n", sealMagic, cacheVersion, kind, head, len(payload), crc32.Checksum(payload, castagnoli))
+	return append([]byte(hdr), payload...)
+}
+
+// openSealed returns the payload of a sealed file of the given kind (and
+// head, unless head is "").
+func openSealed(b []byte, kind, head string) ([]byte, bool) {
+	payload, h, ok := openSealedHead(b, kind)
+	if !ok || (head != "" && h != head) {
+		return nil, false
+	}
+	return payload, true
+}
+
+func openSealedHead(b []byte, kind string) ([]byte, string, bool) {
+	i := bytes.IndexByte(b, '\n')
+	if i < 0 || i > 200 {
+		return nil, "", false
+	}
+	f := strings.Fields(string(b[:i]))
+	if len(f) != 6 || f[0] != sealMagic || f[1] != strconv.Itoa(cacheVersion) || f[2] != kind {
+		return nil, "", false
+	}
+	n, err := strconv.Atoi(f[4])
+	payload := b[i+1:]
+	if err != nil || n != len(payload) || fmt.Sprintf("%08x", crc32.Checksum(payload, castagnoli)) != f[5] {
+		return nil, "", false
+	}
+	head := f[3]
+	if head == "-" {
+		head = ""
+	}
+	return payload, head, true
+}
+
+// handoffsName is the file name of encoded handoffs: their content hash.
+func handoffsName(hb []byte) string {
+	sum := sha256.Sum256(hb)
+	return "handoffs-" + hex.EncodeToString(sum[:10]) + ".gob"
 }
 
 // saveHandoffs writes st's handoffs into a file named by their content and
@@ -129,14 +205,13 @@ func (c *cache) saveHandoffs(st *State) (string, error) {
 	if err != nil || len(hb) == 0 {
 		return "", err
 	}
-	sum := sha256.Sum256(hb)
-	name := "handoffs-" + hex.EncodeToString(sum[:10]) + ".gob"
+	name := handoffsName(hb)
 	p := filepath.Join(c.dir, name)
 	if _, err := os.Stat(p); err == nil {
 		return name, nil
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.WriteFile(tmp, hb, 0o666); err != nil {
+	if err := os.WriteFile(tmp, seal(hb, "handoffs", ""), 0o666); err != nil {
 		return "", err
 	}
 	if err := os.Rename(tmp, p); err != nil {
@@ -248,7 +323,7 @@ func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
 	}
 	defer f.Close()
 	data := make([]byte, c.saved.MirrorLen)
-	if _, err := io.ReadFull(f, data); err != nil {
+	if _, err := io.ReadFull(f, data); err != nil || crc32.Checksum(data, castagnoli) != c.saved.MirrorSum {
 		return nil, false
 	}
 	return data, true
@@ -289,7 +364,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	}
 	cf := cacheFile{Version: cacheVersion, State: st, Trees: map[string][]string{}}
 	if c.saved != nil && !full && c.saved.State != nil {
-		cf.Gen, cf.MirrorLen = c.saved.Gen, c.saved.MirrorLen
+		cf.Gen, cf.MirrorLen, cf.MirrorSum = c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum
 		mf, err := os.OpenFile(c.mirrorPath(cf.Gen), os.O_RDWR, 0o666)
 		if err != nil {
 			full = true
@@ -298,7 +373,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 				full = true
 			} else {
 				var buf bytes.Buffer
-				for _, f := range fs {
+				for _, f := range sortedCopy(fs) {
 					buf.Write(f.Raw)
 				}
 				if mf.Truncate(cf.MirrorLen) != nil {
@@ -307,6 +382,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 					full = true
 				} else {
 					cf.MirrorLen += int64(buf.Len())
+					cf.MirrorSum = crc32.Update(cf.MirrorSum, castagnoli, buf.Bytes())
 				}
 			}
 			mf.Close()
@@ -323,14 +399,14 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 			gen = old + 1
 		}
 		var buf bytes.Buffer
-		for _, f := range fs {
+		for _, f := range sortedCopy(fs) {
 			buf.Write(f.Raw)
 		}
 		tmp := c.mirrorPath(gen) + ".tmp"
 		if os.WriteFile(tmp, buf.Bytes(), 0o666) != nil || os.Rename(tmp, c.mirrorPath(gen)) != nil {
 			return
 		}
-		cf.Gen, cf.MirrorLen = gen, int64(buf.Len())
+		cf.Gen, cf.MirrorLen, cf.MirrorSum = gen, int64(buf.Len()), crc32.Checksum(buf.Bytes(), castagnoli)
 		c.removeGensBefore(gen - 1)
 	}
 	for _, h := range c.headPath(st.Tree) {
@@ -365,6 +441,14 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	c.saved = &cf
 }
 
+// sortedCopy returns fs in (clock, id) order: the mirror is kept sorted,
+// so its tail is the newest facts (Ledger.Tail).
+func sortedCopy(fs []*Fact) []*Fact {
+	out := append([]*Fact(nil), fs...)
+	SortFacts(out)
+	return out
+}
+
 // encodeHandoffs returns the encoding of st's handoffs: the bytes it was
 // loaded with when nothing decoded them since; none for none.
 func encodeHandoffs(st *State) ([]byte, error) {
@@ -382,8 +466,13 @@ func encodeHandoffs(st *State) ([]byte, error) {
 }
 
 // decodeHandoffs is the inverse of encodeHandoffs; no bytes is no handoff.
-func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
-	m := map[string]*Handoff{}
+func decodeHandoffs(b []byte) (m map[string]*Handoff, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			m, err = nil, fmt.Errorf("decoding cached handoffs: %v", r)
+		}
+	}()
+	m = map[string]*Handoff{}
 	if len(b) == 0 {
 		return m, nil
 	}
@@ -449,6 +538,9 @@ func (s *State) clone() *State {
 	cp.Artifacts = cloneMap(s.Artifacts)
 	cp.Retraction = cloneMap(s.Retraction)
 	cp.Contest = cloneMap(s.Contest)
+	if s.Future != nil {
+		cp.Future = cloneMap(s.Future)
+	}
 	cp.Plans = clonePlans(s.Plans)
 	return &cp
 }

@@ -76,7 +76,7 @@ func ContestRisks(pending []string) AppendFunc {
 			}
 			out = append(out, &Fact{
 				Kind: KindRisk, Tool: SystemTool, Ref: c.Claim.ID, Target: c.Claim.Tool, Severity: "warn",
-				Subject: fmt.Sprintf("%s: claim %s by %s conflicts with claim %s by %s, which was recorded first and holds",
+				Subject: fmt.Sprintf("%s: claim %s by %s conflicts with claim %s by %s, which comes first in (clock, id) order and holds",
 					ContestedSubject, c.Claim.ID, c.Claim.Owner(), c.Holder.ID, c.Holder.Owner()),
 				Scopes: []string{c.Scope},
 				Evidence: []string{

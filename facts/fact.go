@@ -323,8 +323,9 @@ func oneLine(s string, max int) string {
 func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 
 // Sanitize makes text written by another agent safe to print: control
-// characters and terminal escapes are removed, newlines folded, and the
-// length capped at max bytes (0: no cap).
+// characters, terminal escapes, Unicode bidi and other invisible format
+// characters are removed, newlines folded, and the length capped at max
+// bytes (0: no cap).
 func Sanitize(s string, max int) string {
 	s = ansiRE.ReplaceAllString(s, "")
 	var b strings.Builder
@@ -332,8 +333,7 @@ func Sanitize(s string, max int) string {
 		switch {
 		case r == '\n' || r == '\t' || r == '\r':
 			b.WriteByte(' ')
-		case r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		case r == utf8.RuneError:
+		case isHidden(r): // controls, bidi and zero-width format characters
 		default:
 			b.WriteRune(r)
 		}

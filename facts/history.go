@@ -8,21 +8,26 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-// FactCommits maps each fact that one of the newest max first-parent
-// commits of the ledger introduced to that commit's id (a merge introduces
-// what it brought in). Older facts are absent from the map. It reads only
-// the trees that changed, so it costs what those commits wrote.
-func (l *Ledger) FactCommits(max int) (map[string]string, error) {
+// FactCommits maps facts to the ledger commit that introduced them (a
+// merge introduces what it brought in), walking the first-parent history
+// from the head until every id in want is found or max commits are read.
+// It reads only the trees that changed, so it costs what those commits
+// wrote.
+func (l *Ledger) FactCommits(want []string, max int) (map[string]string, error) {
 	out := map[string]string{}
+	missing := map[string]bool{}
+	for _, id := range want {
+		missing[id] = true
+	}
 	h, err := l.Head()
 	if err != nil || h.IsZero() {
 		return out, err
 	}
-	for i := 0; i < max && !h.IsZero(); i++ {
-		c, err := l.Store.ReadCommit(h)
-		if err != nil {
-			return out, err
-		}
+	c, err := l.Store.ReadCommit(h)
+	if err != nil {
+		return out, err
+	}
+	for i := 0; i < max && len(missing) > 0; i++ {
 		var parent refs.Commit
 		if len(c.Parents) > 0 {
 			if parent, err = l.Store.ReadCommit(c.Parents[0]); err != nil {
@@ -35,14 +40,15 @@ func (l *Ledger) FactCommits(max int) (map[string]string, error) {
 		}
 		for _, b := range added {
 			id := strings.TrimSuffix(path.Base(b.path), ".json")
-			if _, seen := out[id]; !seen {
+			if missing[id] {
 				out[id] = h.String()
+				delete(missing, id)
 			}
 		}
 		if len(c.Parents) == 0 {
 			break
 		}
-		h = c.Parents[0]
+		h, c = c.Parents[0], parent
 	}
 	return out, nil
 }

@@ -94,7 +94,7 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 		p.add(Suggestion{Action: "follow_up_handoff", Ref: h.Fact.ID, score: 90,
 			Reason: fmt.Sprintf("%s has not answered %q; its deadline %s passed", h.Fact.Target, Sanitize(h.Fact.Subject, 120), h.Fact.AckBy),
 			Command: fmt.Sprintf("git rally handoff --target %s --subject %s%s", shellQuote(h.Fact.Target),
-				shellQuote("follow-up: "+oneLine(h.Fact.Subject, 80)), flag)})
+				shellQuote("follow-up: "+Sanitize(oneLine(h.Fact.Subject, 80), 80)), flag)})
 	}
 	for _, c := range s.ClaimViews(now) {
 		if c.Fact.Owner() != me {
@@ -104,7 +104,7 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 		switch {
 		case c.Contested:
 			p.add(Suggestion{Action: "release_contested_claim", Ref: c.Fact.ID, score: 95,
-				Reason:  fmt.Sprintf("your claim on %s is contested: claim %s was recorded first and holds", scopes, c.HeldOver),
+				Reason:  fmt.Sprintf("your claim on %s is contested: claim %s comes first in (clock, id) order and holds", scopes, c.HeldOver),
 				Command: "git rally release " + c.Fact.ID + flag})
 		case c.LeaseState == "expired" || c.LeaseExpires.Sub(now) < 5*time.Minute:
 			p.add(Suggestion{Action: "continue_or_release_claim", Ref: c.Fact.ID, score: 75,

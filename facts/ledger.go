@@ -62,6 +62,12 @@ type Ledger struct {
 	Ignored    int
 	trusted    *State
 	trustedFor string
+	// mergingTracking is set while MergeTracking runs (its own merge and
+	// risk append must not start another).
+	mergingTracking bool
+	// NoTracking turns off merging fetched ledgers before reads and
+	// appends (sync does its own merging).
+	NoTracking bool
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *State
@@ -90,14 +96,17 @@ func (l *Ledger) Head() (refs.Hash, error) { return l.Store.ReadRef(LedgerRef) }
 // Read returns the projection at the current head, bringing the cache up
 // to date with a tree diff when the ledger moved.
 func (l *Ledger) Read() (*State, error) {
+	if !l.NoTracking {
+		l.MergeTracking()
+	}
 	head, err := l.Head()
 	if err != nil {
 		return nil, err
 	}
-	if l.last != nil && l.last.Head == hashString(head) {
+	if l.last != nil && l.last.Head == hashString(head) && !l.last.FutureDue(l.horizon()) {
 		return l.last, nil
 	}
-	if st := l.cache.load(); st != nil && st.Head == hashString(head) {
+	if st := l.cache.load(); st != nil && st.Head == hashString(head) && !st.FutureDue(l.horizon()) {
 		l.last = st
 		return st, nil
 	}
@@ -115,7 +124,7 @@ func hashString(h refs.Hash) string {
 
 // catchUp brings the cached state to head. The caller holds the cache lock.
 func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
-	if l.last != nil && l.last.Head == hashString(head) {
+	if l.last != nil && l.last.Head == hashString(head) && !l.last.FutureDue(l.horizon()) {
 		return l.last, nil
 	}
 	st, err := l.catchUpCache(head)
@@ -127,7 +136,19 @@ func (l *Ledger) catchUp(head refs.Hash) (*State, error) {
 
 // catchUpCache is catchUp without the in-process memo.
 func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
+	hz := l.horizon()
 	st := l.cache.load()
+	if st != nil && st.FutureDue(hz) {
+		// A fact held back as dated in the future is due: build again.
+		if all, ok := l.cache.mirror(st); ok {
+			nst := BuildAt(all, hz)
+			nst.Head, nst.Tree = st.Head, st.Tree
+			l.cache.save(nst, all, true)
+			st = nst
+		} else {
+			st = nil
+		}
+	}
 	if st != nil && st.Head == hashString(head) {
 		return st, nil
 	}
@@ -146,6 +167,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		if err == nil {
 			fs := l.parseBlobs(added)
 			cp := st.clone()
+			cp.SetHorizon(hz)
 			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
 				l.cache.save(cp, fs, false)
@@ -155,7 +177,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			// mirror plus the new facts.
 			if prev, ok := l.cache.mirror(st); ok {
 				all := dedupe(append(prev, fs...))
-				nst := Build(all)
+				nst := BuildAt(all, hz)
 				nst.Head, nst.Tree = head.String(), c.Tree.String()
 				l.cache.save(nst, all, true)
 				return nst, nil
@@ -167,11 +189,15 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		return nil, err
 	}
 	all = dedupe(all)
-	nst := Build(all)
+	nst := BuildAt(all, hz)
 	nst.Head, nst.Tree = head.String(), c.Tree.String()
 	l.cache.save(nst, all, true)
 	return nst, nil
 }
+
+// horizon is the reader's clock plus FutureSkew: a fact dated later is
+// held back (State.Future).
+func (l *Ledger) horizon() time.Time { return l.Now().UTC().Add(FutureSkew) }
 
 func dedupe(fs []*Fact) []*Fact {
 	seen := make(map[string]bool, len(fs))
@@ -321,7 +347,13 @@ func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
 			}
 			f, err := Parse(line)
 			if err != nil {
-				l.warn("skipping unreadable line in %s: %v", b.path, err)
+				l.warn("skipping unreadable line in %s: %v", Sanitize(b.path, 200), err)
+				continue
+			}
+			if c := checkStored(f, line, baseName(b.path)); c != nil {
+				// Kept in the ledger and synced unchanged; never
+				// believed: it shadows, replaces or closes nothing.
+				l.warn("skipping corrupt fact in %s: %s: %s", Sanitize(b.path, 200), c.Code, c.Message)
 				continue
 			}
 			out = append(out, f)
@@ -347,6 +379,9 @@ type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
 func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if err := l.checkCanWrite(false); err != nil {
 		return nil, err
+	}
+	if !l.NoTracking {
+		l.MergeTracking()
 	}
 	lock, err := l.Store.LockRef(LedgerRef)
 	if err != nil {
@@ -420,8 +455,15 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if err := lock.Commit(commit); err != nil {
 		return nil, err
 	}
+	// The ref has moved: a prune that read the refs before may still
+	// delete the objects it now needs. Other writers may go on meanwhile.
+	lock.Unlock()
+	if err := l.Store.Ensure(); err != nil {
+		return nil, fmt.Errorf("fact recorded, but its objects could not be checked: %w", err)
+	}
 	// The facts are acknowledged from here on; the cache is disposable.
 	cp := st.clone()
+	cp.SetHorizon(l.horizon())
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.save(cp, fs, false)
@@ -576,7 +618,11 @@ func (l *Ledger) Init() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	return true, lock.Commit(c)
+	if err := lock.Commit(c); err != nil {
+		return false, err
+	}
+	lock.Unlock()
+	return true, l.Store.Ensure()
 }
 
 // ErrNoFact is returned when no fact has the given id.

@@ -110,7 +110,8 @@ func (l *Ledger) Merge(theirs refs.Hash, o MergeOptions) (MergeResult, error) {
 	if err := lock.Commit(res.New); err != nil {
 		return res, err
 	}
-	return res, nil
+	lock.Unlock()
+	return res, l.Store.Ensure()
 }
 
 // checkFormat refuses a tree that is not a ledger this version reads.

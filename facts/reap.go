@@ -82,7 +82,7 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	var ps []Problem
 	if p, mod, ok := l.Store.RefLockFile(LedgerRef); ok {
 		ps = append(ps, Problem{Code: "lock-file", Path: p,
-			Message: fmt.Sprintf("%s exists (modified %s); a writer is running or was killed; the next append removes it once stale", p, FormatTime(mod))})
+			Message: fmt.Sprintf("%s exists (modified %s): a git process is updating the ledger, or one was killed while it did; the next append removes it only if a killed rally left it; otherwise remove it when no git process is running", p, FormatTime(mod))})
 	}
 	head, err := l.Head()
 	if err != nil {
@@ -136,14 +136,19 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 				continue
 			}
 			if id, err := ComputeID([]byte(line)); err != nil || id != f.ID {
-				ps = append(ps, Problem{Code: "bad-id", Path: b.path, Message: fmt.Sprintf("fact %s: its content hashes to %s", f.ID, id)})
+				ps = append(ps, Problem{Code: "bad-id", Path: b.path, Message: fmt.Sprintf("fact %s: its content hashes to %s", Sanitize(f.ID, 40), id)})
+			} else if c := checkStored(f, []byte(line), ""); c != nil {
+				ps = append(ps, Problem{Code: c.Code, Path: b.path, Message: c.Message})
+			} else if f.Time().After(l.horizon()) {
+				ps = append(ps, Problem{Code: "future-time", Path: b.path,
+					Message: fmt.Sprintf("fact %s is dated %s, in the future: held back until then", f.ID, Sanitize(f.At, 40))})
 			}
 			if prev, dup := seen[f.ID]; dup {
-				ps = append(ps, Problem{Code: "duplicate-id", Path: b.path, Message: fmt.Sprintf("fact %s also at %s", f.ID, prev)})
+				ps = append(ps, Problem{Code: "duplicate-id", Path: b.path, Message: fmt.Sprintf("fact %s also at %s", Sanitize(f.ID, 40), prev)})
 			}
 			seen[f.ID] = b.path
 			if !strings.HasSuffix(b.path, "/"+f.ID+".json") {
-				ps = append(ps, Problem{Code: "misplaced", Path: b.path, Message: fmt.Sprintf("fact %s is stored under another name", f.ID)})
+				ps = append(ps, Problem{Code: "misplaced", Path: b.path, Message: fmt.Sprintf("fact %s is stored under another name", Sanitize(f.ID, 40))})
 			}
 		}
 	}

@@ -80,13 +80,19 @@ func (s *State) Room(now time.Time) *Room {
 func (s *State) ClaimViews(now time.Time) []ClaimView {
 	claims := s.SortedClaims()
 	out := make([]ClaimView, 0, len(claims))
+	ix := newClaimIndex(claims)
 	for i, c := range claims {
 		exp := s.LeaseExpires(c)
 		v := ClaimView{Fact: c, LeaseExpires: exp, LeaseState: "live", OwnerState: s.OwnerState(c.Owner(), now)}
 		if !now.Before(exp) {
 			v.LeaseState = "expired"
 		}
-		for _, d := range claims[:i] {
+		// The earliest earlier claim of another owner that conflicts.
+		for _, j := range ix.candidates(c) {
+			if j >= i {
+				break
+			}
+			d := claims[j]
 			if d.Owner() == c.Owner() {
 				continue
 			}

@@ -103,10 +103,8 @@ func parseTyped(kind, val string, pc PathContext) (Scope, error) {
 		return Scope{kind, strconv.Itoa(n)}, nil
 	default:
 		v := strings.TrimSpace(val)
-		for _, r := range v {
-			if r < ' ' || r == 0x7f {
-				return Scope{}, usagef("control character in scope %s:%q", kind, v)
-			}
+		if !Printable(v) {
+			return Scope{}, usagef("control or invisible character in scope %s:%q", kind, Sanitize(v, 200))
 		}
 		if len(v) > 256 {
 			return Scope{}, usagef("scope %s: value is longer than 256 bytes", kind)
@@ -120,6 +118,10 @@ func parseTyped(kind, val string, pc PathContext) (Scope, error) {
 // whether a relative path is taken from the current directory.
 func RepoPath(p string, pc PathContext, relCwd bool) (string, error) {
 	orig := p
+	if !Printable(p) {
+		return "", &UsageError{Msg: fmt.Sprintf("path %q holds a control or invisible character", Sanitize(p, 200)),
+			Hint: "name the file without control characters, bidi marks or NUL"}
+	}
 	p = filepath.FromSlash(p)
 	var rel string
 	switch {
@@ -152,7 +154,49 @@ func RepoPath(p string, pc PathContext, relCwd bool) (string, error) {
 	if rel == ".git" || strings.HasPrefix(rel, ".git/") {
 		return "", usagef("path %q is inside .git", orig)
 	}
+	if pc.Root != "" && rel != "." {
+		if err := insideViaSymlinks(pc.Root, rel, orig); err != nil {
+			return "", err
+		}
+	}
 	return rel, nil
+}
+
+// insideViaSymlinks refuses a repository path whose existing part leads
+// out of the repository through a symlink (claim etclink/passwd with
+// etclink -> /etc). Only the literal part of a pattern is followed.
+func insideViaSymlinks(root, rel, orig string) error {
+	lit := rel
+	if i := strings.IndexAny(lit, "*?[{"); i >= 0 {
+		lit = path.Dir(lit[:i] + "x")
+	}
+	p := filepath.Join(root, filepath.FromSlash(lit))
+	// The deepest part of the path that exists is what a write would go
+	// through.
+	for {
+		if _, err := os.Lstat(p); err == nil {
+			break
+		}
+		parent := filepath.Dir(p)
+		if parent == p || len(parent) < len(root) {
+			return nil
+		}
+		p = parent
+	}
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return nil
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return nil
+	}
+	r, err := filepath.Rel(realRoot, real)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return &UsageError{Msg: fmt.Sprintf("path %q leaves the repository through a symlink (to %s)", orig, Sanitize(real, 200)),
+			Hint: "claim the path inside the repository that you will change"}
+	}
+	return nil
 }
 
 // relViaSymlinks handles an absolute path given through a symlinked prefix

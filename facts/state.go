@@ -2,7 +2,6 @@ package facts
 
 import (
 	"errors"
-	"fmt"
 	"sort"
 	"strings"
 	"time"
@@ -104,6 +103,14 @@ type State struct {
 	Retracted int            `json:"retracted"`
 	ByKind    map[string]int `json:"by_kind"`
 	Bad       int            `json:"bad,omitempty"`
+	// Damaged marks a projection whose cached parts did not decode.
+	Damaged bool `json:"-"`
+	// Future holds back facts dated more than FutureSkew after the
+	// reader's clock (id -> at): counted, never acted on, until their time
+	// is no longer in the future. horizon is that clock plus FutureSkew
+	// while facts are applied (zero: nothing is held back).
+	Future  map[string]string `json:"future,omitempty"`
+	horizon time.Time
 
 	Peers  map[string]*Peer `json:"peers"`
 	Claims map[string]*Fact `json:"claims"`
@@ -130,9 +137,10 @@ func (s *State) Handoffs() map[string]*Handoff {
 	if s.handoffs == nil {
 		m, err := decodeHandoffs(s.handoffsGob)
 		if err != nil {
-			// The bytes passed the cache file's own decoding and were
-			// written by this version: only a damaged file gets here.
-			panic(fmt.Sprintf("facts: the cached handoffs do not decode (delete the rally/cache directory): %v", err))
+			// The bytes passed their checksum and their content hash
+			// when the cache was loaded: only a bug in this version gets
+			// here. The projection is marked so that it is not saved.
+			m, s.Damaged = map[string]*Handoff{}, true
 		}
 		s.handoffs, s.handoffsGob, s.handoffsFile = m, nil, ""
 	}
@@ -189,9 +197,14 @@ func SortFacts(fs []*Fact) {
 
 // Build projects a whole set of facts from scratch. Retractions are
 // resolved first, so a retracted fact has no effect whatever its position.
-func Build(all []*Fact) *State {
+func Build(all []*Fact) *State { return BuildAt(all, time.Time{}) }
+
+// BuildAt is Build by a reader whose clock plus FutureSkew is horizon:
+// facts dated after it are held back (see State.Future).
+func BuildAt(all []*Fact, horizon time.Time) *State {
 	SortFacts(all)
 	s := NewState()
+	s.horizon = horizon
 	byID := make(map[string]*Fact, len(all))
 	for _, f := range all {
 		byID[f.ID] = f
@@ -207,6 +220,9 @@ func Build(all []*Fact) *State {
 		}
 	}
 	for _, f := range all {
+		if s.held(f) {
+			continue
+		}
 		s.count(f)
 		if _, gone := s.Retraction[f.ID]; gone {
 			s.supersede(f) // a retracted renewal still ends the claim it renewed
@@ -230,6 +246,9 @@ func (s *State) Apply(fs []*Fact) error {
 		if !s.Last.Less(f.Key()) {
 			return errRebuild
 		}
+		if s.held(f) {
+			continue
+		}
 		if f.Kind == KindRetract && f.Ref != "" {
 			if err := s.retract(f); err != nil {
 				return err
@@ -246,6 +265,42 @@ func (s *State) Apply(fs []*Fact) error {
 	s.forget()
 	return nil
 }
+
+// held reports (and records) a fact dated after the horizon. It counts
+// in the totals and the clock, never as anyone's activity.
+func (s *State) held(f *Fact) bool {
+	if s.horizon.IsZero() || !f.Time().After(s.horizon) {
+		return false
+	}
+	if s.Future == nil {
+		s.Future = map[string]string{}
+	}
+	s.Future[f.ID] = f.At
+	s.Facts++
+	s.ByKind[f.Kind]++
+	if f.Clock > s.MaxClock {
+		s.MaxClock = f.Clock
+	}
+	if s.Last.Less(f.Key()) {
+		s.Last = f.Key()
+	}
+	return true
+}
+
+// FutureDue reports whether a held-back fact is no longer in the future
+// for a reader whose clock plus FutureSkew is horizon: the projection
+// must be built again.
+func (s *State) FutureDue(horizon time.Time) bool {
+	for _, at := range s.Future {
+		if t, err := time.Parse(time.RFC3339Nano, at); err != nil || !t.After(horizon) {
+			return true
+		}
+	}
+	return false
+}
+
+// SetHorizon sets the reader's clock plus FutureSkew for the next Apply.
+func (s *State) SetHorizon(h time.Time) { s.horizon = h }
 
 func (s *State) count(f *Fact) {
 	s.Facts++

@@ -35,52 +35,51 @@ type sigRecord struct {
 }
 
 // verdictCache is the machine-local record of every commit's signature
-// check, under <common>/rally/verdicts/: "head" (every ancestor of it is
-// recorded; with the lengths sigs and commits had then), "sigs" (keys and
-// per-fact records, append-only) and "commits" (the commits recorded,
-// read only when a walk meets a merge). Each commit's signature is
-// checked once; a verdict is a lookup. A file shorter than head says (a
-// truncated or damaged cache) is not trusted: everything is checked again.
+// check, under <common>/rally/verdicts/: "head" (every ancestor of that
+// commit is recorded, and the length "sigs" had then) and "sigs" (keys and
+// per-fact records, append-only). Each commit's signature is checked
+// once; a verdict is a lookup. A "sigs" shorter than head says (truncated,
+// damaged) is not trusted: everything is checked again.
 type verdictCache struct {
-	dir                 string
-	head                string
-	sigsLen, commitsLen int64
-	keys                []ssh.PublicKey
-	keyIdx              map[string]int
-	recs                map[string][]sigRecord
-	commits             map[refs.Hash]bool // nil until needed
+	dir     string
+	head    string
+	sigsLen int64
+	keys    []ssh.PublicKey
+	keyIdx  map[string]int
+	recs    map[string][]sigRecord
 }
 
 func newVerdictCache(commonDir string) *verdictCache {
-	return &verdictCache{dir: filepath.Join(commonDir, "rally", "verdicts")}
+	vc := &verdictCache{dir: filepath.Join(commonDir, "rally", "verdicts")}
+	vc.reset()
+	return vc
 }
 
-// load reads the cache files; damaged lines are skipped (a fact left
-// without a record is checked again, see Verifier).
+func (vc *verdictCache) reset() {
+	vc.head, vc.sigsLen, vc.keys, vc.keyIdx, vc.recs = "", 0, nil, map[string]int{}, map[string][]sigRecord{}
+}
+
+// load reads the cache files; damaged lines are skipped.
 func (vc *verdictCache) load() {
-	vc.head, vc.keys, vc.keyIdx, vc.recs, vc.commits = "", nil, map[string]int{}, map[string][]sigRecord{}, nil
-	vc.sigsLen, vc.commitsLen = 0, 0
+	vc.reset()
 	b, err := os.ReadFile(filepath.Join(vc.dir, "head"))
 	if err != nil {
 		return
 	}
 	var head string
-	var sigsLen, commitsLen int64
-	if n, _ := fmt.Sscanf(string(b), "%s %d %d", &head, &sigsLen, &commitsLen); n != 3 {
+	var sigsLen int64
+	if n, _ := fmt.Sscanf(string(b), "%s %d", &head, &sigsLen); n != 2 {
 		return
 	}
 	data, err := os.ReadFile(filepath.Join(vc.dir, "sigs"))
 	if err != nil || int64(len(data)) < sigsLen {
 		return
 	}
-	if fi, err := os.Stat(filepath.Join(vc.dir, "commits")); err != nil || fi.Size() < commitsLen {
-		return
-	}
-	data = data[:sigsLen] // what a writer that died after head was written appended is checked again
+	data = data[:sigsLen] // what a writer that died before head moved appended is checked again
 	for len(data) > 0 {
 		i := bytes.IndexByte(data, '\n')
 		if i < 0 {
-			break // a torn last line
+			break
 		}
 		line := string(data[:i])
 		data = data[i+1:]
@@ -102,56 +101,77 @@ func (vc *verdictCache) load() {
 			}
 		}
 	}
-	vc.head, vc.sigsLen, vc.commitsLen = head, sigsLen, commitsLen
+	vc.head, vc.sigsLen = head, sigsLen
 }
 
-func (vc *verdictCache) loadCommits() {
-	vc.commits = map[refs.Hash]bool{}
-	if vc.head == "" {
-		return // nothing recorded is trusted
-	}
-	b, err := os.ReadFile(filepath.Join(vc.dir, "commits"))
-	if err != nil || int64(len(b)) < vc.commitsLen {
-		return
-	}
-	b = b[:vc.commitsLen]
-	for _, line := range strings.Split(string(b), "\n") {
-		if h, err := refs.ParseHash(line); err == nil {
-			vc.commits[h] = true
-		}
-	}
-}
+// bigWalk is the number of new commits from which they are listed, read
+// and diffed through the git command line (rev-list, cat-file --batch,
+// diff-tree --stdin) instead of object by object in-process: a first
+// verification of a ledger of thousands of commits.
+const bigWalk = 64
 
-// newCommit is a commit to record: its signature check and the facts it
-// introduced.
-type newCommit struct {
-	hash  refs.Hash
-	sc    refs.SignedCommit
-	facts []string
-}
-
-// update records every commit reachable from head that is not recorded.
-// The caller holds the verdicts lock and has just loaded the cache.
+// updateVerdicts records every commit reachable from head that is not
+// recorded. The caller holds the verdicts lock and has just loaded vc.
 func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
-	order, err := l.newCommits(vc, head)
+	scs, hashes, err := l.linearChain(vc, head)
 	if err != nil {
 		return err
 	}
-	var sigs, commits bytes.Buffer
-	for _, nc := range order {
-		var parents []refs.Hash
-		for _, p := range nc.sc.Parents {
-			pc, err := l.Store.ReadCommit(p)
-			if err != nil {
+	var added map[refs.Hash][]string
+	if scs == nil {
+		// Not a short chain on top of the recorded head: a merge, a
+		// rewritten ledger, a first verification.
+		var not []refs.Hash
+		if h, err := refs.ParseHash(vc.head); err == nil {
+			not = append(not, h)
+		}
+		hashes, err = l.Store.RevList(head, not...)
+		if err != nil && len(not) > 0 {
+			vc.reset() // the recorded head is gone: record from scratch
+			hashes, err = l.Store.RevList(head)
+		}
+		if err != nil {
+			return fmt.Errorf("listing ledger commits: %w", err)
+		}
+		if scs, err = l.Store.ReadSignedCommits(hashes); err != nil {
+			return fmt.Errorf("reading ledger commits: %w", err)
+		}
+		if len(hashes) >= bigWalk {
+			if added, err = l.Store.AddedFiles(hashes); err != nil {
+				return fmt.Errorf("diffing ledger commits: %w", err)
+			}
+		}
+	}
+	trees := make(map[refs.Hash]refs.Hash, len(hashes))
+	var sigs bytes.Buffer
+	for i, sc := range scs {
+		h := hashes[i]
+		trees[h] = sc.Tree
+		var ids []string
+		if added != nil {
+			for _, p := range added[h] {
+				if isFactPath(p) {
+					ids = append(ids, strings.TrimSuffix(p[strings.LastIndexByte(p, '/')+1:], ".json"))
+				}
+			}
+		} else {
+			var parents []refs.Hash
+			for _, p := range sc.Parents {
+				t, ok := trees[p]
+				if !ok {
+					pc, err := l.Store.ReadCommit(p)
+					if err != nil {
+						return fmt.Errorf("checking signatures: %w", err)
+					}
+					t = pc.Tree
+				}
+				parents = append(parents, t)
+			}
+			if err := l.introduced("", sc.Tree, parents, &ids); err != nil {
 				return fmt.Errorf("checking signatures: %w", err)
 			}
-			parents = append(parents, pc.Tree)
 		}
-		var ids []string
-		if err := l.introduced("", nc.sc.Tree, parents, &ids); err != nil {
-			return fmt.Errorf("checking signatures: %w", err)
-		}
-		rec, key := checkSignature(nc.sc)
+		rec, key := checkSignature(sc)
 		if rec.state == 'g' {
 			k := string(key.Marshal())
 			n, ok := vc.keyIdx[k]
@@ -170,35 +190,22 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 				fmt.Fprintf(&sigs, "f %s %c\n", id, rec.state)
 			}
 		}
-		fmt.Fprintf(&commits, "%s\n", nc.hash)
-		if vc.commits != nil {
-			vc.commits[nc.hash] = true
-		}
 	}
 	if err := os.MkdirAll(vc.dir, 0o777); err != nil {
 		return err
-	}
-	if vc.head == "" {
-		// Nothing trusted: start the files over.
-		os.Remove(filepath.Join(vc.dir, "sigs"))
-		os.Remove(filepath.Join(vc.dir, "commits"))
 	}
 	sl, err := appendFile(filepath.Join(vc.dir, "sigs"), vc.sigsLen, sigs.Bytes())
 	if err != nil {
 		return err
 	}
-	cl, err := appendFile(filepath.Join(vc.dir, "commits"), vc.commitsLen, commits.Bytes())
-	if err != nil {
-		return err
-	}
 	tmp := filepath.Join(vc.dir, "head.tmp")
-	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%s %d %d\n", head, sl, cl)), 0o666); err != nil {
+	if err := os.WriteFile(tmp, []byte(fmt.Sprintf("%s %d\n", head, sl)), 0o666); err != nil {
 		return err
 	}
 	if err := os.Rename(tmp, filepath.Join(vc.dir, "head")); err != nil {
 		return err
 	}
-	vc.head, vc.sigsLen, vc.commitsLen = head.String(), sl, cl
+	vc.head, vc.sigsLen = head.String(), sl
 	return nil
 }
 
@@ -219,69 +226,34 @@ func appendFile(path string, at int64, b []byte) (int64, error) {
 	return at + int64(len(b)), err
 }
 
-// newCommits lists the commits reachable from head that are not recorded,
-// parents before children. Appends on top of the recorded head are a
-// first-parent chain that ends there; anything else (a merge, a rewritten
-// ledger) reads the recorded commit set.
-func (l *Ledger) newCommits(vc *verdictCache, head refs.Hash) ([]newCommit, error) {
-	read := map[refs.Hash]refs.SignedCommit{}
-	var chain []newCommit
-	for c, i := head, 0; i < 64 && !c.IsZero(); i++ {
+// linearChain returns, parents first, the commits from the recorded head
+// to head when they are a first-parent chain of at most bigWalk commits
+// (appends on top of what is recorded), and nil otherwise.
+func (l *Ledger) linearChain(vc *verdictCache, head refs.Hash) ([]refs.SignedCommit, []refs.Hash, error) {
+	if vc.head == "" {
+		return nil, nil, nil
+	}
+	var scs []refs.SignedCommit
+	var hs []refs.Hash
+	for c, i := head, 0; i < bigWalk && !c.IsZero(); i++ {
 		if c.String() == vc.head {
-			for a, b := 0, len(chain)-1; a < b; a, b = a+1, b-1 {
-				chain[a], chain[b] = chain[b], chain[a]
+			for a, b := 0, len(scs)-1; a < b; a, b = a+1, b-1 {
+				scs[a], scs[b] = scs[b], scs[a]
+				hs[a], hs[b] = hs[b], hs[a]
 			}
-			return chain, nil
+			return scs, hs, nil
 		}
 		sc, err := l.Store.ReadSignedCommit(c)
 		if err != nil {
-			return nil, fmt.Errorf("checking signatures: %w", err)
+			return nil, nil, fmt.Errorf("checking signatures: %w", err)
 		}
-		read[c] = sc
-		chain = append(chain, newCommit{hash: c, sc: sc})
 		if len(sc.Parents) != 1 {
-			break
+			return nil, nil, nil
 		}
+		scs, hs = append(scs, sc), append(hs, c)
 		c = sc.Parents[0]
 	}
-	if vc.commits == nil {
-		vc.loadCommits()
-	}
-	// Post-order depth-first walk: a commit after all its parents.
-	var order []newCommit
-	done := map[refs.Hash]bool{}
-	type frame struct {
-		h        refs.Hash
-		expanded bool
-	}
-	stack := []frame{{h: head}}
-	for len(stack) > 0 {
-		fr := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		if done[fr.h] || vc.commits[fr.h] || fr.h.String() == vc.head {
-			continue
-		}
-		sc, ok := read[fr.h]
-		if !ok {
-			var err error
-			if sc, err = l.Store.ReadSignedCommit(fr.h); err != nil {
-				return nil, fmt.Errorf("checking signatures: %w", err)
-			}
-			read[fr.h] = sc
-		}
-		if fr.expanded {
-			done[fr.h] = true
-			order = append(order, newCommit{hash: fr.h, sc: sc})
-			continue
-		}
-		stack = append(stack, frame{h: fr.h, expanded: true})
-		for i := len(sc.Parents) - 1; i >= 0; i-- {
-			if p := sc.Parents[i]; !done[p] {
-				stack = append(stack, frame{h: p})
-			}
-		}
-	}
-	return order, nil
+	return nil, nil, nil
 }
 
 // introduced lists the fact ids under tree t that none of the parent

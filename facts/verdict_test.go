@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"crypto/rand"
 	"encoding/pem"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -121,5 +122,47 @@ func TestVerdictsIncremental(t *testing.T) {
 	}
 	if c := v.Counts(append(fs, fb)); c[Verified] != 5 {
 		t.Errorf("counts after truncation %v", c)
+	}
+}
+
+// A first verification of a long ledger goes through the git command line
+// (rev-list, cat-file --batch, diff-tree --stdin) and gives the verdicts
+// the in-process walk gives.
+func TestVerdictsBigWalk(t *testing.T) {
+	now := t0
+	_, cs := network(t, 2, &now)
+	a, b := cs[0], cs[1]
+	dir := t.TempDir()
+	keyA, pubA := writeKey(t, dir, "a")
+	keyB, pubB := writeKey(t, dir, "b")
+	allowed := filepath.Join(dir, "allowed")
+	os.WriteFile(allowed, []byte("t:c0 "+pubA+"t:c1 "+pubB), 0o666)
+	for c, key := range map[*clone]string{a: keyA, b: keyB} {
+		git(t, c.dir, "config", "rally.sign", "true")
+		git(t, c.dir, "config", "user.signingKey", key)
+		git(t, c.dir, "config", "gpg.ssh.allowedSignersFile", allowed)
+	}
+	var fs []*Fact
+	for i := 0; i < bigWalk+6; i++ {
+		fs = append(fs, a.note(t, fmt.Sprintf("a %d", i)))
+	}
+	a.sync(t, true)
+	fs = append(fs, b.note(t, "b signed"))
+	git(t, b.dir, "config", "rally.sign", "false")
+	unsigned := b.note(t, "b unsigned")
+	git(t, b.dir, "config", "rally.sign", "true")
+	b.sync(t, false) // a merge signed by b
+	n := sigChecks
+	v := b.verifier(t)
+	if got, want := sigChecks-n, len(fs)+2; got != want {
+		t.Fatalf("checked %d signatures, want %d (each commit once)", got, want)
+	}
+	for _, f := range fs {
+		if got := v.Verdict(f.ID, f.Tool); got != Verified {
+			t.Errorf("%s: %s", f.Subject, got)
+		}
+	}
+	if got := v.Verdict(unsigned.ID, unsigned.Tool); got != Unsigned {
+		t.Errorf("unsigned note: %s", got)
 	}
 }

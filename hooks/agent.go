@@ -145,11 +145,21 @@ func (a *agentRun) review() *editCheck {
 	}
 	now := a.inv.Now
 	c := &editCheck{st: st, paths: paths, per: map[string]*verdict{}}
-	for _, p := range paths {
-		c.per[p] = &verdict{}
+	// A directory the call removes, moves or copies over as a whole is
+	// checked as a dir scope, so claims of files inside it count.
+	scopes := make([]facts.Scope, len(paths))
+	for i, p := range paths {
+		scopes[i] = facts.Scope{Kind: "file", Value: p}
+		if a.dirs[p] {
+			scopes[i].Kind = "dir"
+		}
+		c.per[findingKey(scopes[i])] = &verdict{}
 	}
-	for _, f := range st.CheckBeforeWrite(a.me, paths, now).Findings {
+	for _, f := range st.CheckScopes(a.me, scopes, now).Findings {
 		v := c.per[f.Path]
+		if v == nil {
+			v = &verdict{}
+		}
 		switch {
 		case f.Code == facts.OwnClaim:
 			v.own = true
@@ -166,6 +176,14 @@ func (a *agentRun) review() *editCheck {
 	return c
 }
 
+// findingKey is the Path a write-check finding carries for a scope.
+func findingKey(s facts.Scope) string {
+	if s.Kind == "file" {
+		return s.Value
+	}
+	return s.String()
+}
+
 // checkEdit is the write check of a tool call: deny in strict mode, advice
 // otherwise, claims for the free paths. denied says it answered a denial.
 func (a *agentRun) checkEdit() (ans Answer, denied bool) {
@@ -179,7 +197,7 @@ func (a *agentRun) checkEdit() (ans Answer, denied bool) {
 	}
 	var free []string
 	for _, p := range c.paths {
-		if v := c.per[p]; !v.own && !v.stop && !v.warn && !a.dirs[p] {
+		if v := c.per[p]; !a.dirs[p] && !v.own && !v.stop && !v.warn {
 			free = append(free, "file:"+p)
 		}
 	}

@@ -73,10 +73,14 @@ func hostProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
 				Fix:     fmt.Sprintf("printf '\\n[projects.%q]\\ntrust_level = \"trusted\"\\n' >> %s   # or trust it when codex asks", top, shellQuote(cfg)),
 			})
 		}
-		out = append(out, Problem{
-			Problem: "Codex runs a new or changed hook only after you approve it (untrusted hooks are skipped silently); rally cannot read that approval",
-			Fix:     "cd " + shellQuote(top) + " && codex   # then /hooks and trust the git rally hooks (codex exec: --dangerously-bypass-hook-trust)",
-		})
+		if keys := codexHookKeys(sf); len(keys) > 0 {
+			if n := len(keys) - codexApproved(cfg, keys); n > 0 {
+				out = append(out, Problem{
+					Problem: fmt.Sprintf("Codex runs a hook only after you approve it, and %d of rally's %d hooks have no approval in %s (unapproved hooks are skipped silently)", n, len(keys), cfg),
+					Fix:     "cd " + shellQuote(top) + " && codex   # then /hooks and trust the git rally hooks (codex exec: --dangerously-bypass-hook-trust)",
+				})
+			}
+		}
 	case Gemini:
 		if !geminiTrusted(home, top) {
 			file := geminiTrustFile(home)
@@ -229,4 +233,83 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// codexHookKeys are the keys under which Codex records the approval of
+// rally's handlers in sf: "<hooks.json>:<event_in_snake_case>:<group>:<handler>".
+func codexHookKeys(sf settingsFile) []string {
+	h, err := hooksOf(sf)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	for _, ev := range h.keys {
+		gs, _ := groupsOf(h, ev)
+		for gi, g := range gs {
+			var grp struct {
+				Hooks []struct {
+					Command string `json:"command"`
+				} `json:"hooks"`
+			}
+			if json.Unmarshal(g, &grp) != nil {
+				continue
+			}
+			for hi, hd := range grp.Hooks {
+				if isRallyCommand(hd.Command) {
+					keys = append(keys, fmt.Sprintf("%s:%s:%d:%d", sf.path, snake(ev), gi, hi))
+				}
+			}
+		}
+	}
+	return keys
+}
+
+func snake(s string) string {
+	var b strings.Builder
+	for i, r := range s {
+		if r >= 'A' && r <= 'Z' {
+			if i > 0 {
+				b.WriteByte('_')
+			}
+			r += 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// codexApproved counts the keys with a trusted_hash in a
+// [hooks.state."<key>"] table of Codex's config.toml. Whether that hash is
+// the one of the entry as it is now only Codex can tell (it asks again
+// when an entry changed; rally's entries change only between versions).
+func codexApproved(path string, keys []string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	want := map[string]bool{}
+	for _, k := range keys {
+		want[k] = true
+	}
+	approved := map[string]bool{}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			table = strings.TrimSpace(strings.Trim(line, "[]"))
+			continue
+		}
+		k, v, ok := strings.Cut(line, "=")
+		if !ok || strings.TrimSpace(k) != "trusted_hash" || strings.Trim(strings.TrimSpace(v), `"'`) == "" {
+			continue
+		}
+		if key, ok := strings.CutPrefix(table, "hooks.state."); ok {
+			key = strings.Trim(key, `"'`)
+			if want[key] {
+				approved[key] = true
+			}
+		}
+	}
+	return len(approved)
 }

@@ -42,7 +42,7 @@ var hostFiles = map[string]hostFile{
 			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-start","timeout":10}]}`)},
 			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git rally hook codex pre-tool-use","timeout":10}]}`)},
 			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex user-prompt-submit","timeout":10}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-end","timeout":10}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-end","timeout":3}]}`)},
 		},
 	},
 	Gemini: {

@@ -51,6 +51,13 @@ func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
 // shape decodes a command's JSON and sanitizes every string in it. JSON
 // that does not decode is passed on as sanitized text.
 func shape(b []byte) (any, string) {
+	if plain(b) {
+		// Nothing to clean: pass the command's JSON on without decoding it.
+		var out bytes.Buffer
+		if json.Compact(&out, b) == nil && len(out.Bytes()) > 0 && out.Bytes()[0] == '{' {
+			return json.RawMessage(out.Bytes()), out.String()
+		}
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
@@ -68,6 +75,39 @@ func shape(b []byte) (any, string) {
 		v = map[string]any{"result": v}
 	}
 	return v, strings.TrimSpace(out.String())
+}
+
+// plain says whether JSON text holds only strings that sanitizing leaves
+// as they are: printable ASCII, no escapes but \" and \\, none of < > &,
+// none longer than textCap. Peer text with anything else takes the long way.
+func plain(b []byte) bool {
+	in, n := false, 0
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c >= 0x7f || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+		if !in {
+			in = c == '"'
+			n = 0
+			continue
+		}
+		switch {
+		case c < ' ':
+			return false
+		case c == '\\':
+			if i+1 >= len(b) || (b[i+1] != '"' && b[i+1] != '\\') {
+				return false
+			}
+			i++
+		case c == '"':
+			in = false
+		}
+		if n++; n > textCap {
+			return false
+		}
+	}
+	return true
 }
 
 func clean(v any) any {

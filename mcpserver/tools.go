@@ -116,16 +116,16 @@ type planStatusArgs struct {
 }
 
 type planTakeArgs struct {
-	Task string `json:"task" jsonschema:"the task id to take: claims its scopes for you"`
-	Plan string `json:"plan,omitempty" jsonschema:"the plan id, when more than one plan is open"`
+	Task string `json:"task" jsonschema:"the task to take (its id, or plan/task): claims its scopes for you"`
+	Plan string `json:"plan,omitempty" jsonschema:"the plan id, when more than one open plan has a task of that id"`
 }
 
 type planReportArgs struct {
-	Task     string   `json:"task" jsonschema:"the task id you took"`
+	Task     string   `json:"task" jsonschema:"the task you took (its id, or plan/task)"`
 	Evidence []string `json:"evidence" jsonschema:"evidence lines that the task is done, e.g. the check that passed"`
 	Revision string   `json:"revision,omitempty" jsonschema:"the git revision that holds the work"`
 	URI      string   `json:"uri,omitempty" jsonschema:"a link to the result"`
-	Plan     string   `json:"plan,omitempty" jsonschema:"the plan id, when more than one plan is open"`
+	Plan     string   `json:"plan,omitempty" jsonschema:"the plan id, when more than one open plan has a task of that id"`
 }
 
 // spec describes one tool: its name, what the model reads, whether it

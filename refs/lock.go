@@ -16,12 +16,37 @@ import (
 // expected.
 var ErrRefChanged = errors.New("ref changed")
 
-// StaleLockAge is how old a <ref>.lock must be before the next writer, while
-// holding rally's own queue lock, may remove it as left by a killed process.
-const StaleLockAge = 5 * time.Second
+// LockTimeout is how long a writer waits for a <ref>.lock that it cannot
+// prove a dead rally process left (git holds it, or a process that is
+// still running): a few seconds, as git's core.filesRefLockTimeout. The
+// environment variable RALLY_LOCK_TIMEOUT (a Go duration) overrides it.
+const LockTimeout = 5 * time.Second
 
-// lockWait bounds how long a writer waits for a <ref>.lock held by git.
-const lockWait = 30 * time.Second
+func lockTimeout() time.Duration {
+	if v := os.Getenv("RALLY_LOCK_TIMEOUT"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil && d >= 0 {
+			return d
+		}
+	}
+	return LockTimeout
+}
+
+// LockedError reports a <ref>.lock that is held by someone else, or that
+// rally cannot prove was left by a dead rally process.
+type LockedError struct {
+	Ref, Path string
+	Waited    time.Duration
+}
+
+func (e *LockedError) Error() string {
+	return fmt.Sprintf("cannot lock %s: %s exists (waited %s); another git process is updating it, or one was killed while it did",
+		e.Ref, e.Path, e.Waited.Round(time.Millisecond))
+}
+
+// Hint says what to do about it.
+func (e *LockedError) Hint() string {
+	return "remove " + e.Path + " only when no git process is running: rm " + e.Path
+}
 
 // ReadRef returns the value of a ref, loose or packed, or ZeroHash when it
 // does not exist.
@@ -82,10 +107,13 @@ type RefLock struct {
 	Old       Hash
 	name      string
 	path      string
+	commonDir string
+	note      string // the ownership note of this lock's inode (see LockRef)
 	queue     *os.File
 	lock      *os.File
 	committed bool
-	// RemovedStale reports that a stale <ref>.lock was removed on the way in.
+	// RemovedStale reports that a <ref>.lock a dead rally process left was
+	// removed on the way in.
 	RemovedStale bool
 }
 
@@ -93,39 +121,57 @@ type RefLock struct {
 // so rally's writers wait in turn) and then git's own <ref>.lock, created
 // exclusively, so plain git never races with rally. It reads the ref's
 // current value under the lock.
+//
+// Rally proves which lock files are its own: under the queue lock it
+// creates the lock's inode first under a private name, writes a note with
+// its pid, process start time, boot and the inode's identity, and only
+// then links the inode to <ref>.lock (link, like O_EXCL, fails when the
+// name exists). The note is removed before the lock file goes away, so a
+// note whose inode is the current <ref>.lock describes that very file. A
+// lock whose note names a process that is gone is stale and removed;
+// every other lock (git's, or one that cannot be proved) is waited for
+// and then reported with a LockedError. Age proves nothing: a live
+// `git update-ref --stdin` transaction may hold a lock for minutes.
 func (st *Store) LockRef(name string) (*RefLock, error) {
 	q, err := QueueLock(st.CommonDir, "append")
 	if err != nil {
 		return nil, err
 	}
-	l := &RefLock{name: name, path: filepath.Join(st.CommonDir, filepath.FromSlash(name)), queue: q}
+	l := &RefLock{name: name, path: filepath.Join(st.CommonDir, filepath.FromSlash(name)), commonDir: st.CommonDir, queue: q}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o777); err != nil {
 		l.release()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
 	}
-	deadline := time.Now().Add(lockWait)
+	f, err := l.prepare()
+	if err != nil {
+		l.release()
+		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	start := time.Now()
+	wait := lockTimeout()
 	backoff := time.Millisecond
 	for {
-		f, err := os.OpenFile(l.path+".lock", os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+		err := os.Link(f.Name(), l.path+".lock")
 		if err == nil {
+			os.Remove(f.Name())
 			l.lock = f
+			l.sweep()
 			break
 		}
 		if !errors.Is(err, fs.ErrExist) {
-			l.release()
+			l.drop(f)
 			return nil, fmt.Errorf("locking %s: %w", name, err)
 		}
-		// We hold the queue: no other rally writer is inside. A lock file
-		// that is old now was left by a killed process.
-		if fi, serr := os.Stat(l.path + ".lock"); serr == nil && time.Since(fi.ModTime()) > StaleLockAge {
-			if os.Remove(l.path+".lock") == nil {
-				l.RemovedStale = true
-			}
+		// We hold the queue: no other rally writer is inside. A lock
+		// rally can prove a dead rally process left is removed.
+		if note, ok := staleOwnLock(l.rallyDir(), l.path+".lock"); ok && os.Remove(l.path+".lock") == nil {
+			os.Remove(note)
+			l.RemovedStale = true
 			continue
 		}
-		if time.Now().After(deadline) {
-			l.release()
-			return nil, fmt.Errorf("locking %s: %s.lock exists; another git process is updating it", name, name)
+		if time.Since(start) >= wait {
+			l.drop(f)
+			return nil, &LockedError{Ref: name, Path: l.path + ".lock", Waited: time.Since(start)}
 		}
 		time.Sleep(backoff)
 		if backoff < 50*time.Millisecond {
@@ -139,6 +185,87 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 	}
 	l.Old = old
 	return l, nil
+}
+
+// lockMode is the mode of the lock files rally creates (git creates its
+// own 0666 less the umask): one more sign that a lock is rally's.
+const lockMode = 0o444
+
+// prepare creates the lock's inode under a private name and writes the
+// note that names it: rally/reflocks/<dev>-<ino> holds the pid, the
+// process start time and the boot id. A note lives exactly as long as its
+// inode is a file rally created and has not renamed over the ref, so an
+// inode number is never reused while a note names it.
+func (l *RefLock) prepare() (*os.File, error) {
+	f, err := createTemp(l.rallyDir(), "tmp-")
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	l.note = noteFor(l.rallyDir(), fi)
+	self := processID(os.Getpid())
+	if err := os.WriteFile(l.note, []byte(fmt.Sprintf("%d %s %s\n", os.Getpid(), self.start, self.boot)), 0o666); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, err
+	}
+	return f, nil
+}
+
+func (l *RefLock) rallyDir() string { return filepath.Join(l.commonDir, "rally", "reflocks") }
+
+// sweep removes what writers killed on the way in or out left in the note
+// directory (their private inodes, their notes): under the queue lock and
+// holding <ref>.lock, every note but this writer's is garbage.
+func (l *RefLock) sweep() {
+	ents, err := os.ReadDir(l.rallyDir())
+	if err != nil || len(ents) <= 1 {
+		return
+	}
+	for _, e := range ents {
+		if p := filepath.Join(l.rallyDir(), e.Name()); p != l.note {
+			os.Remove(p)
+		}
+	}
+}
+
+func noteFor(rallyDir string, fi fs.FileInfo) string {
+	dev, ino := fileID(fi)
+	return filepath.Join(rallyDir, fmt.Sprintf("%d-%d", dev, ino))
+}
+
+// drop removes the note and the private inode (the lock was never taken).
+func (l *RefLock) drop(f *os.File) {
+	os.Remove(l.note)
+	f.Close()
+	os.Remove(f.Name())
+	l.release()
+}
+
+// staleOwnLock reports whether the lock file at p is one rally created
+// (a note names its inode) and the process that created it is gone. It
+// returns the note's path.
+func staleOwnLock(rallyDir, p string) (string, bool) {
+	fi, err := os.Stat(p)
+	if err != nil || fi.Mode().Perm() != lockMode {
+		return "", false
+	}
+	note := noteFor(rallyDir, fi)
+	b, err := os.ReadFile(note)
+	if err != nil {
+		return "", false
+	}
+	var pid int
+	var start, boot string
+	if n, _ := fmt.Sscanf(string(b), "%d %s %s", &pid, &start, &boot); n != 3 {
+		return "", false
+	}
+	return note, !processAlive(pid, start, boot)
 }
 
 // Commit publishes the new value: write it into the lock file, fsync, and
@@ -155,13 +282,22 @@ func (l *RefLock) Commit(h Hash) error {
 		err = cerr
 	}
 	l.lock = nil
-	if err == nil {
-		err = os.Rename(l.path+".lock", l.path)
-	}
 	if err != nil {
+		os.Remove(l.note)
 		os.Remove(l.path + ".lock")
 		return fmt.Errorf("updating %s: %w", l.name, err)
 	}
+	if err := os.Rename(l.path+".lock", l.path); err != nil {
+		// The lock is not ours any more (someone removed it): leave
+		// whatever is there now alone.
+		os.Remove(l.note)
+		return fmt.Errorf("updating %s: %w", l.name, err)
+	}
+	// A writer killed right here leaves a note naming the ref file's
+	// inode; the next writer sweeps it, and until then the mode check in
+	// staleOwnLock keeps it from matching a lock git creates on a reused
+	// inode.
+	os.Remove(l.note)
 	l.committed = true
 	return nil
 }
@@ -172,6 +308,7 @@ func (l *RefLock) Unlock() {
 	if l.lock != nil {
 		l.lock.Close()
 		l.lock = nil
+		os.Remove(l.note)
 		os.Remove(l.path + ".lock")
 	}
 	l.release()

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -72,6 +73,16 @@ type Store struct {
 	// Signer, when set, signs every commit the store writes (sign.go).
 	Signer Signer
 	s      *filesystem.Storage
+	// journal lists every object put since the last Ensure, with its
+	// bytes, so the objects of an append can be written again when a
+	// concurrent prune removed them before the ref pointed at them.
+	journal []journaled
+}
+
+type journaled struct {
+	t    plumbing.ObjectType
+	h    plumbing.Hash
+	data []byte
 }
 
 // Open opens the object store of the repository whose common dir is given.
@@ -101,17 +112,38 @@ func (st *Store) Close() error { return st.s.Close() }
 // append's seven objects in a fresh process, against 0.4-0.6 ms at best speed.
 func (st *Store) put(t plumbing.ObjectType, data []byte) (Hash, error) {
 	h := plumbing.ComputeHash(t, data)
+	st.journal = append(st.journal, journaled{t, h, data})
+	return Hash(h), st.writeLoose(t, h, data)
+}
+
+func (st *Store) loosePath(h plumbing.Hash) (dir, final string) {
 	hex := h.String()
-	dir := filepath.Join(st.CommonDir, "objects", hex[:2])
-	final := filepath.Join(dir, hex[2:])
-	if _, err := os.Lstat(final); err == nil {
-		return Hash(h), nil // content-addressed: already there
+	dir = filepath.Join(st.CommonDir, "objects", hex[:2])
+	return dir, filepath.Join(dir, hex[2:])
+}
+
+func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+	dir, final := st.loosePath(h)
+	for try := 0; ; try++ {
+		if _, err := os.Lstat(final); err == nil {
+			return nil // content-addressed: already there
+		}
+		err := writeOnce(dir, final, t, data)
+		// `git prune` (git gc) removes temporary object files, and
+		// `git prune-packed` empty fan-out directories, under a writer:
+		// start again.
+		if err == nil || !errors.Is(err, fs.ErrNotExist) || try >= 100 {
+			return err
+		}
 	}
+}
+
+func writeOnce(dir, final string, t plumbing.ObjectType, data []byte) error {
 	f, err := createTemp(dir, "tmp_obj_")
 	if err != nil {
-		return ZeroHash, fmt.Errorf("writing %s object: %w", t, err)
+		return fmt.Errorf("writing %s object: %w", t, err)
 	}
-	werr := writeLoose(f, t, data)
+	werr := encodeLoose(f, t, data)
 	if err := f.Close(); werr == nil {
 		werr = err
 	}
@@ -120,9 +152,67 @@ func (st *Store) put(t plumbing.ObjectType, data []byte) (Hash, error) {
 	}
 	if werr != nil {
 		os.Remove(f.Name())
-		return ZeroHash, fmt.Errorf("writing %s object: %w", t, werr)
+		return fmt.Errorf("writing %s object: %w", t, werr)
 	}
-	return Hash(h), nil
+	return nil
+}
+
+// gcWait bounds how long Ensure keeps watching the objects of an append
+// while a `git gc` runs beside it.
+const gcWait = 30 * time.Second
+
+// Ensure makes sure every object put since the last call is in the
+// repository, writing again any that is gone, and forgets them. Call it
+// after the ref that makes them reachable has moved: a `git prune` (or
+// `git gc --prune=now`) that read the refs before the move may delete
+// them until it ends. While git gc runs (its gc.pid lock exists), the
+// objects are checked again until it is done.
+func (st *Store) Ensure() error {
+	defer func() { st.journal = st.journal[:0] }()
+	deadline := time.Now().Add(gcWait)
+	for {
+		for _, j := range st.journal {
+			if err := st.writeLoose(j.t, j.h, j.data); err != nil {
+				return err
+			}
+		}
+		if !st.gcRunning() || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// gcRunning reports whether a git gc that may prune what was just written
+// holds its lock (git treats a gc.pid older than 12 hours as stale). Only
+// a gc told to prune everything unreachable now (--prune=now, --prune=all)
+// can remove an append's objects: the default expiry is two weeks, so an
+// ordinary (or automatic) gc is not waited for. A gc whose command line
+// cannot be read (another machine's, by the hostname in gc.pid) is.
+func (st *Store) gcRunning() bool {
+	p := filepath.Join(st.CommonDir, "gc.pid")
+	fi, err := os.Stat(p)
+	if err != nil || time.Since(fi.ModTime()) >= 12*time.Hour {
+		return false
+	}
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return true
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return true
+	}
+	cmd, err := os.ReadFile("/proc/" + f[0] + "/cmdline")
+	if err != nil {
+		return !errors.Is(err, fs.ErrNotExist) // a gone process prunes nothing more
+	}
+	for _, arg := range strings.Split(string(cmd), "\x00") {
+		if arg == "--prune=now" || arg == "--prune=all" || strings.HasPrefix(arg, "gc.pruneExpire=now") {
+			return true
+		}
+	}
+	return false
 }
 
 var zlibWriters = sync.Pool{New: func() any {
@@ -130,9 +220,9 @@ var zlibWriters = sync.Pool{New: func() any {
 	return w
 }}
 
-// writeLoose writes a loose object's bytes: the zlib stream of
+// encodeLoose writes a loose object's bytes: the zlib stream of
 // "<type> <size>\x00<content>" (gitformat-loose).
-func writeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
+func encodeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
 	bw := bufio.NewWriterSize(f, 16<<10)
 	zw := zlibWriters.Get().(*zlib.Writer)
 	defer zlibWriters.Put(zw)
@@ -150,7 +240,10 @@ func writeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
 }
 
 // createTemp creates a new read-only file in dir (made when missing), as
-// git creates its temporary object files.
+// git creates its temporary object files. A concurrent `git prune-packed`
+// (git repack -d, git gc) removes fan-out directories that it emptied,
+// so the directory may vanish between its creation and the file's: make
+// it again.
 func createTemp(dir, prefix string) (*os.File, error) {
 	for i := 0; ; i++ {
 		name := filepath.Join(dir, prefix+strconv.FormatUint(rand.Uint64(), 36))
@@ -158,7 +251,7 @@ func createTemp(dir, prefix string) (*os.File, error) {
 		switch {
 		case err == nil:
 			return f, nil
-		case os.IsNotExist(err) && i == 0:
+		case os.IsNotExist(err) && i < 100:
 			if err := os.MkdirAll(dir, 0o777); err != nil {
 				return nil, err
 			}
@@ -305,3 +398,36 @@ func (st *Store) ReadCommit(h Hash) (Commit, error) {
 
 // bytesTrim is used by ref parsing.
 func bytesTrim(b []byte) string { return string(bytes.TrimSpace(b)) }
+
+// TempObjectAge is how old a temporary object file must be before
+// RemoveStaleTemps takes it for one a killed writer left: a writer holds
+// its temporary file for milliseconds.
+const TempObjectAge = time.Hour
+
+// RemoveStaleTemps removes the tmp_obj_* files under objects/ that are
+// older than TempObjectAge (a killed writer, rally's or git's, left them)
+// and returns their paths.
+func (st *Store) RemoveStaleTemps(now time.Time) []string {
+	var out []string
+	dirs, _ := filepath.Glob(filepath.Join(st.CommonDir, "objects", "??"))
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if !strings.HasPrefix(e.Name(), "tmp_obj_") {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil || now.Sub(fi.ModTime()) < TempObjectAge {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if os.Remove(p) == nil {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}

@@ -1,6 +1,8 @@
 package refs
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -154,23 +156,72 @@ func TestRefLockProtocol(t *testing.T) {
 	}
 }
 
+// A lock whose note names a dead rally process is removed; the same lock
+// without the note (git's, or unprovable) is waited for and reported,
+// however old it is.
 func TestStaleLockRecovery(t *testing.T) {
 	gd := gitRepo(t)
 	st, _ := Open(gd)
 	defer st.Close()
 	lock := filepath.Join(gd, "refs/rally/ledger.lock")
 	os.MkdirAll(filepath.Dir(lock), 0o777)
-	os.WriteFile(lock, nil, 0o666)
-	old := time.Now().Add(-StaleLockAge - time.Second)
+	os.MkdirAll(filepath.Join(gd, "rally", "reflocks"), 0o777)
+	os.WriteFile(lock, nil, 0o444)
+	old := time.Now().Add(-time.Hour)
 	os.Chtimes(lock, old, old)
+	t.Setenv("RALLY_LOCK_TIMEOUT", "50ms")
+
+	_, err := st.LockRef("refs/rally/ledger")
+	var le *LockedError
+	if !errors.As(err, &le) || le.Path != lock {
+		t.Fatalf("an hour-old lock without rally's note: %v, want a LockedError naming %s", err, lock)
+	}
+	if _, err := os.Stat(lock); err != nil {
+		t.Fatalf("a lock rally cannot prove stale was removed")
+	}
+
+	// A note for that very inode, written by a process that has exited.
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	pid := dead.Process.Pid
+	fi, _ := os.Stat(lock)
+	dev, ino := fileID(fi)
+	note := filepath.Join(gd, "rally", "reflocks", fmt.Sprintf("%d-%d", dev, ino))
+	boot := processID(os.Getpid()).boot
+	os.WriteFile(note, []byte(fmt.Sprintf("%d 12345 %s\n", pid, boot)), 0o666)
 	l, err := st.LockRef("refs/rally/ledger")
 	if err != nil {
-		t.Fatalf("stale lock not recovered: %v", err)
+		t.Fatalf("a dead rally process's lock not recovered: %v", err)
 	}
 	if !l.RemovedStale {
 		t.Fatalf("stale lock removal not reported")
 	}
 	l.Unlock()
+
+	// A note naming a live process (this one) is not stale.
+	if _, err := os.Stat(note); err == nil {
+		t.Fatalf("the stale lock's note was left behind")
+	}
+	os.WriteFile(lock, nil, 0o444)
+	fi, _ = os.Stat(lock)
+	dev, ino = fileID(fi)
+	note = filepath.Join(gd, "rally", "reflocks", fmt.Sprintf("%d-%d", dev, ino))
+	self := processID(os.Getpid())
+	os.WriteFile(note, []byte(fmt.Sprintf("%d %s %s\n", os.Getpid(), self.start, self.boot)), 0o666)
+	if _, err := st.LockRef("refs/rally/ledger"); !errors.As(err, &le) {
+		t.Fatalf("a live process's lock: %v, want a LockedError", err)
+	}
+	if _, err := os.Stat(note); err != nil {
+		t.Fatalf("a failed lock attempt removed the holder's note")
+	}
+	ents, _ := os.ReadDir(filepath.Join(gd, "rally", "reflocks"))
+	for _, e := range ents {
+		if filepath.Join(gd, "rally", "reflocks", e.Name()) != note {
+			t.Errorf("left behind: %s", e.Name())
+		}
+	}
 }
 
 func TestReadBlobsBatch(t *testing.T) {

@@ -19,7 +19,7 @@ import (
 // The tests in this file run the real binary as separate processes (the
 // binary testscript.Main put on PATH) against one repository.
 
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	gitT(t, dir, "init", "-q", "-b", "main")
@@ -29,7 +29,7 @@ func newRepo(t *testing.T) string {
 	return dir
 }
 
-func gitT(t *testing.T, dir string, args ...string) string {
+func gitT(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
@@ -62,7 +62,7 @@ func run(dir string, env []string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-func rally(t *testing.T, dir string, args ...string) string {
+func rally(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	r := run(dir, nil, args...)
 	if r.code != 0 {
@@ -71,7 +71,7 @@ func rally(t *testing.T, dir string, args ...string) string {
 	return r.stdout
 }
 
-func logIDs(t *testing.T, dir string) map[string]bool {
+func logIDs(t testing.TB, dir string) map[string]bool {
 	t.Helper()
 	var fs []struct {
 		ID string `json:"id"`
@@ -264,8 +264,9 @@ func TestUpdateRefInterleaving(t *testing.T) {
 
 // Appending processes killed with SIGKILL at random moments: every
 // acknowledged fact survives, fsck is clean, and the next append works,
-// removing a stale ref lock once it is old (the test ages it instead of
-// sleeping).
+// removing the ref lock a killed rally left (it proves the lock is its
+// own: its note names the lock's inode and a process that is gone). The
+// test ages the lock file too: age alone must not matter either way.
 func TestKilledAppends(t *testing.T) {
 	dir := newRepo(t)
 	rng := rand.New(rand.NewSource(7))

@@ -3,8 +3,10 @@ package testscripts
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -29,9 +31,14 @@ func mcpEnv(extra ...string) []string {
 
 func startMCP(t testing.TB, dir string, env []string, args ...string) *mcp.ClientSession {
 	t.Helper()
+	return startMCPBin(t, "git-rally", dir, env, args...)
+}
+
+func startMCPBin(t testing.TB, bin, dir string, env []string, args ...string) *mcp.ClientSession {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, "git-rally", append([]string{"mcp"}, args...)...)
+	cmd := exec.CommandContext(ctx, bin, append([]string{"mcp"}, args...)...)
 	cmd.Dir, cmd.Env = dir, env
 	client := mcp.NewClient(&mcp.Implementation{Name: "rally-test-host", Version: "1"}, nil)
 	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 5 * time.Second}, nil)
@@ -116,16 +123,15 @@ func TestMCPServer(t *testing.T) {
 	for _, tl := range lt.Tools {
 		listed[tl.Name] = tl
 	}
-	for _, name := range []string{"rally_room", "rally_claim", "rally_release", "rally_check_before_write", "rally_handoff",
-		"rally_receipt", "rally_resolve", "rally_artifact", "rally_inbox", "rally_next", "rally_note", "rally_retract"} {
+	for _, name := range []string{"rally_room", "rally_claim", "rally_release", "rally_check_before_write", "rally_check_before_complete",
+		"rally_handoff", "rally_receipt", "rally_resolve", "rally_artifact", "rally_inbox", "rally_next", "rally_note", "rally_retract",
+		"rally_plan_status", "rally_plan_take", "rally_plan_report"} {
 		if listed[name] == nil {
 			t.Errorf("tool %s is not listed", name)
 		}
 	}
-	for _, name := range []string{"rally_check_before_complete", "rally_plan_status", "rally_plan_take", "rally_plan_report"} {
-		if listed[name] == nil {
-			t.Logf("tool %s is not listed: this build lacks its command", name)
-		}
+	if len(lt.Tools) != 16 {
+		t.Errorf("%d tools listed, want the 16 of §18", len(lt.Tools))
 	}
 	for _, tl := range lt.Tools {
 		if tl.Description == "" {
@@ -194,6 +200,9 @@ func TestMCPServer(t *testing.T) {
 	if _, ok := e["hints"].([]any); !ok {
 		t.Errorf("error object has no hints: %s", refused.text)
 	}
+	if cs, _ := e["conflicts"].([]any); len(cs) != 1 || cs[0].(map[string]any)["owner"] != "other:1" || cs[0].(map[string]any)["takeover_at"] == nil {
+		t.Errorf("error object does not name the holder: %s", refused.text)
+	}
 	if strings.ContainsAny(refused.all, "\x1b<>") {
 		t.Errorf("refusal carries raw peer text: %q", refused.all)
 	}
@@ -233,9 +242,28 @@ func TestMCPServer(t *testing.T) {
 	if f := ret.firstFact(t); f["kind"] != "retract" || f["ref"] != nid {
 		t.Errorf("retract fact %v", f)
 	}
-	if listed["rally_check_before_complete"] != nil {
-		callTool(t, s, "rally_check_before_complete", nil).ok(t, "rally_check_before_complete")
+	if c := callTool(t, s, "rally_check_before_complete", nil).ok(t, "rally_check_before_complete"); c.obj["allow"] == nil {
+		t.Errorf("check before-complete: %s", c.text)
 	}
+	// A plan's tasks: status, take (claims its scopes), report (releases them).
+	plan := dir + "/plan.json"
+	os.WriteFile(plan, []byte(`{"id": "p1", "goal": "g", "tasks": [{"id": "api", "goal": "x", "owns": ["dir:src/api"]}]}`), 0o666)
+	rally(t, dir, "plan", "start", plan, "--tool", "lead:1")
+	pst := callTool(t, s, "rally_plan_status", map[string]any{"plan": "p1"}).ok(t, "rally_plan_status")
+	if pst.obj["plan"] != "p1" {
+		t.Errorf("plan status: %s", pst.text)
+	}
+	if f := callTool(t, s, "rally_plan_take", map[string]any{"task": "api"}).ok(t, "rally_plan_take").firstFact(t); f["tool"] != "me:1" {
+		t.Errorf("plan take wrote %v", f)
+	}
+	if a := callTool(t, s, "rally_plan_report", map[string]any{"task": "api", "plan": "p1"}); !a.isError {
+		t.Errorf("a report without evidence was accepted: %s", a.text)
+	}
+	callTool(t, s, "rally_plan_report", map[string]any{"task": "p1/api", "evidence": []string{"tests pass"}}).ok(t, "rally_plan_report")
+	if pst = callTool(t, s, "rally_plan_status", nil).ok(t, "rally_plan_status"); pst.obj["done"] != float64(1) {
+		t.Errorf("plan status after the report: %s", pst.text)
+	}
+
 	// Refusals by rule: not the target, not the author.
 	other := strings.Fields(rally(t, dir, "note", "--tool", "other:1", "--subject", "theirs"))[0]
 	if a := callTool(t, s, "rally_retract", map[string]any{"id": other, "reason": "x"}); !a.isError || a.obj["error"].(map[string]any)["exit"] != float64(3) {
@@ -268,7 +296,7 @@ func TestMCPServer(t *testing.T) {
 	var all []map[string]any
 	json.Unmarshal([]byte(rally(t, dir, "log", "--json")), &all)
 	for _, f := range all {
-		if tool := f["tool"].(string); tool != "me:1" && tool != "other:1" {
+		if tool := f["tool"].(string); tool != "me:1" && tool != "other:1" && tool != "lead:1" {
 			t.Errorf("a fact was written as %s: %v", tool, f)
 		}
 	}
@@ -292,8 +320,62 @@ func TestMCPIdentity(t *testing.T) {
 		t.Errorf("the session's own hook stopped its edit of its MCP claim: %s", ans.Stdout)
 	}
 
+	// Codex hands its MCP servers no session id: the note its hooks left
+	// under the host process (here, this test) names the agent.
+	cdir := newRepo(t)
+	const csid = "019a2b3c-0000-7000-8000-00000000abcd"
+	hook := exec.Command("git-rally", "hook", "codex", "session-start")
+	hook.Dir, hook.Env = cdir, mcpEnv()
+	hook.Stdin = strings.NewReader(`{"session_id":"` + csid + `","cwd":"` + cdir + `","hook_event_name":"SessionStart","source":"startup"}`)
+	if out, err := hook.CombinedOutput(); err != nil {
+		t.Fatalf("codex session-start: %v\n%s", err, out)
+	}
+	cs := startMCP(t, cdir, mcpEnv())
+	cwant := "codex:" + hooks.SessionTag(hooks.Codex, csid)
+	if got := callTool(t, cs, "rally_claim", map[string]any{"scopes": []string{"b.go"}}).ok(t, "claim").firstFact(t)["tool"]; got != cwant {
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			t.Errorf("claim under a Codex session: tool %v, want %s", got, cwant)
+		}
+	}
+
 	s2 := startMCP(t, dir, mcpEnv("RALLY_TOOL=env:1", "CLAUDE_CODE_SESSION_ID="+sid), "--tool", "flag:1")
 	if got := callTool(t, s2, "rally_note", map[string]any{"subject": "hi"}).ok(t, "note").firstFact(t)["tool"]; got != "flag:1" {
 		t.Errorf("--tool: wrote as %v", got)
+	}
+}
+
+// An idle server costs nothing: no timer, no polling between calls.
+func TestMCPIdle(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 3 seconds")
+	}
+	dir := newRepo(t)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git-rally", "mcp")
+	cmd.Dir, cmd.Env = dir, mcpEnv("RALLY_TOOL=me:1")
+	client := mcp.NewClient(&mcp.Implementation{Name: "rally-test-host", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	callTool(t, s, "rally_room", nil).ok(t, "rally_room")
+	ticks := func() int {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+		if err != nil {
+			t.Skipf("no /proc: %v", err)
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		u, _ := strconv.Atoi(f[11])
+		k, _ := strconv.Atoi(f[12])
+		return u + k
+	}
+	before := ticks()
+	time.Sleep(3 * time.Second)
+	used := ticks() - before
+	t.Logf("idle for 3 s: %d clock ticks of CPU", used)
+	if used > 2 {
+		t.Errorf("the idle server used %d clock ticks of CPU in 3 s", used)
 	}
 }

@@ -22,9 +22,10 @@ type Source interface {
 	Room() ([]byte, error)
 	Log(kind, tool string, n int) ([]byte, error)
 	Worktrees() ([]byte, error)
-	Plan(name string) ([]byte, error)         // plan status [name] --json; ErrUnavailable when this build has no plans
-	Commits(n int) (map[string]string, error) // fact id -> ledger commit, for the newest n commits
-	Head() (string, error)                    // the ledger's head commit ("" before init)
+	Plan(name string) ([]byte, error)                // plan status [name] --json; ErrUnavailable when this build has no plans
+	Commits(ids []string) (map[string]string, error) // fact id -> the ledger commit that introduced it
+	Head() (string, error)                           // the ledger's head commit ("" before init)
+	Sessions() ([]byte, error)                       // sessions --json
 }
 
 // ErrUnavailable is a view this build cannot answer.
@@ -212,7 +213,7 @@ func logQuery(r *http.Request) (kind, tool string, n int) {
 	q := r.URL.Query()
 	n, _ = strconv.Atoi(q.Get("n"))
 	if n <= 0 || n > 5000 {
-		n = 500
+		n = 200
 	}
 	return q.Get("kind"), q.Get("tool"), n
 }

@@ -205,6 +205,17 @@ func (s *Server) room() (*roomData, error) {
 	if err := json.Unmarshal(b, &room); err != nil {
 		return nil, err
 	}
+	if len(room.Sessions) == 0 {
+		// The room names no sessions: ask the sessions command.
+		if b, err := s.src.Sessions(); err == nil {
+			var ss struct {
+				Sessions json.RawMessage `json:"sessions"`
+			}
+			if json.Unmarshal(b, &ss) == nil && len(ss.Sessions) > 0 {
+				json.Unmarshal(ss.Sessions, &room.Sessions)
+			}
+		}
+	}
 	fillLeases(&room, s.now())
 	return &room, nil
 }
@@ -254,17 +265,27 @@ func (s *Server) history(p *page, r *http.Request) error {
 	if err := json.Unmarshal(b, &p.Facts); err != nil {
 		return err
 	}
-	// Retractions may lie outside the filter: read them on their own.
+	// A retraction is newer than what it retracts, so the newest facts
+	// carry the retractions of their own; a filter can hide them, and then
+	// they are read on their own.
 	retracted := map[string]bool{}
-	rb, err := s.src.Log("retract", "", 0)
-	if err == nil {
-		var rs []factData
-		json.Unmarshal(rb, &rs)
-		for _, f := range rs {
+	rs := p.Facts
+	if kind != "" || tool != "" {
+		rs = nil
+		if rb, err := s.src.Log("retract", "", 0); err == nil {
+			json.Unmarshal(rb, &rs)
+		}
+	}
+	for _, f := range rs {
+		if f.Kind == "retract" {
 			retracted[f.Ref] = true
 		}
 	}
-	commits, _ := s.src.Commits(2 * n)
+	ids := make([]string, len(p.Facts))
+	for i, f := range p.Facts {
+		ids[i] = f.ID
+	}
+	commits, _ := s.src.Commits(ids)
 	tools := map[string]bool{}
 	for _, t := range p.Tools {
 		tools[t] = true

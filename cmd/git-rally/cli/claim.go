@@ -98,6 +98,9 @@ func parseDuration(flag, v string) (time.Duration, error) {
 	if strings.HasSuffix(s, "d") {
 		var n int
 		n, err = strconv.Atoi(strings.TrimSuffix(s, "d"))
+		if n < 0 || n > 30 { // before the multiplication, which overflows
+			n = -1
+		}
 		d = time.Duration(n) * 24 * time.Hour
 	} else {
 		d, err = time.ParseDuration(s)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,6 +32,9 @@ type doctorJSON struct {
 	Problems []problemJSON `json:"problems"`
 	Reaped   []reapJSON    `json:"reaped"`
 	Applied  bool          `json:"applied"`
+	// Removed lists the temporary object files killed writers left
+	// (older than an hour), which doctor removed.
+	Removed []string `json:"removed"`
 	// Signatures counts the verdicts of every fact (with signing or an
 	// allowed-signers file configured).
 	Signatures map[string]int `json:"signatures,omitempty"`
@@ -67,7 +71,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	out := doctorJSON{Problems: []problemJSON{}, Reaped: []reapJSON{}}
+	out := doctorJSON{Problems: []problemJSON{}, Reaped: []reapJSON{}, Removed: l.Store.RemoveStaleTemps(time.Now())}
 	for _, p := range problems {
 		out.Problems = append(out.Problems, problemJSON{Code: p.Code, Message: p.Message, Path: p.Path})
 	}
@@ -112,6 +116,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	} else {
 		for _, p := range out.Problems {
 			fmt.Fprintf(f.out, "problem %s: %s\n", p.Code, p.Message)
+		}
+		for _, p := range out.Removed {
+			fmt.Fprintf(f.out, "removed %s (a temporary object file a killed writer left)\n", p)
 		}
 		verb := "would reap"
 		if out.Applied {

@@ -86,6 +86,13 @@ func runInit(f *factory, opts *initOptions) error {
 			return err
 		}
 		fmt.Fprintf(f.out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)
+		// A fresh clone sees the room at once: fetch the ledger now.
+		// An unreachable remote is not an error here; sync will say.
+		if err := refs.Fetch(r.Dir(), opts.remote, facts.FetchRefspec(opts.remote), nil); err != nil {
+			fmt.Fprintf(f.err, "git-rally: warning: could not fetch the ledger of %s now: %s\n", facts.Sanitize(opts.remote, 100), facts.Sanitize(firstLine(err.Error()), 300))
+		} else if st, err := l.Read(); err == nil {
+			fmt.Fprintf(f.out, "fetched the ledger of %s: %d facts in the room\n", facts.Sanitize(opts.remote, 100), st.Facts)
+		}
 		if opts.pushRefspec {
 			fmt.Fprintf(f.out, "git push %s now pushes the current branch and refs/rally/ledger (never forced)\n", opts.remote)
 		} else {
@@ -186,4 +193,11 @@ func addConfigOnce(dir, key, value string) error {
 	}
 	_, err := refs.Git(dir, nil, "config", "--add", key, value)
 	return err
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -42,26 +42,24 @@ func runLog(f *factory, opts *logOptions) error {
 	if err != nil {
 		return err
 	}
-	all, err := l.All()
+	st, err := l.Read()
 	if err != nil {
 		return err
 	}
-	if opts.kind != "" && !knownKind(opts.kind, all) {
+	if opts.kind != "" && !knownKind(opts.kind, st) {
 		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
 			hint: "git rally log --kind claim"}
 	}
-	var sel []*facts.Fact
-	for _, fa := range all {
-		if opts.kind != "" && fa.Kind != opts.kind {
-			continue
+	var keep func(*facts.Fact) bool
+	if opts.kind != "" || opts.tool != "" {
+		keep = func(fa *facts.Fact) bool {
+			return (opts.kind == "" || fa.Kind == opts.kind) && (opts.tool == "" || fa.Tool == opts.tool)
 		}
-		if opts.tool != "" && fa.Tool != opts.tool {
-			continue
-		}
-		sel = append(sel, fa)
 	}
-	if opts.n > 0 && len(sel) > opts.n {
-		sel = sel[len(sel)-opts.n:]
+	// With -n, the mirror is read from its end.
+	sel, err := l.Tail(opts.n, keep)
+	if err != nil {
+		return err
 	}
 	v, err := l.Verifier()
 	if err != nil {
@@ -80,18 +78,13 @@ func runLog(f *factory, opts *logOptions) error {
 
 // knownKind: a kind this version knows, or one some fact in the ledger has
 // (facts of newer kinds are kept and shown).
-func knownKind(k string, all []*facts.Fact) bool {
+func knownKind(k string, st *facts.State) bool {
 	for _, x := range facts.Kinds {
 		if x == k {
 			return true
 		}
 	}
-	for _, fa := range all {
-		if fa.Kind == k {
-			return true
-		}
-	}
-	return false
+	return st.ByKind[k] > 0
 }
 
 func shortAgo(now time.Time, at string) string {

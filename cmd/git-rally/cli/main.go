@@ -86,6 +86,7 @@ func classify(err error) (int, string, string) {
 		ee *exitError
 		ge *refs.GitError
 		fe *facts.FailedError
+		le *refs.LockedError
 		ke *refs.KeyError
 	)
 	switch {
@@ -107,6 +108,8 @@ func classify(err error) (int, string, string) {
 		return ExitError, err.Error(), "run git rally inside a git repository, or `git init` one"
 	case errors.As(err, &fe):
 		return ExitError, err.Error(), fe.Hint
+	case errors.As(err, &le):
+		return ExitError, le.Error(), le.Hint()
 	case errors.As(err, &ge):
 		return ExitError, err.Error(), ""
 	}

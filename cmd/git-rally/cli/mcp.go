@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"os"
 	"runtime/debug"
@@ -36,8 +35,9 @@ Each tool runs the command of the same name and answers with its JSON.
 
 Every call acts as one identity, fixed for the server's life: --tool, else
 $RALLY_TOOL or the session of the rally worktree it runs in, else the host
-session that started it (Claude Code's, as its hooks name it), else
-git config rally.tool, else the host's name and a random tag.
+session that started it (as its hooks name it: Claude Code says its
+session id; Codex's hooks leave a note for the server), else git config
+rally.tool, else the host's name and a random tag.
 
 Register it for a host with: git rally hooks install --claude --mcp`,
 		Args: cobra.NoArgs,
@@ -91,8 +91,8 @@ func (r *mcpRunner) Has(cmd []string) bool {
 
 // identity is the server's one author, resolved once: --tool, $RALLY_TOOL,
 // the session bound to the rally worktree, the host session the hooks
-// would name, git config rally.tool, and last the host's name with a
-// random tag.
+// name (from the environment, else from the note the host's hooks left),
+// git config rally.tool, and last the host's name with a random tag.
 func (r *mcpRunner) identity(client string) (string, error) {
 	if r.me != "" || r.meErr != nil {
 		return r.me, r.meErr
@@ -112,6 +112,9 @@ func (r *mcpRunner) identity(client string) (string, error) {
 	}
 	if me == "" {
 		me, _ = hooks.HostSessionTool(os.Getenv)
+	}
+	if me == "" && repoErr == nil {
+		me, _ = hooks.HostProcessTool(repo)
 	}
 	if me == "" && repoErr == nil {
 		if v, err := refs.Git(repo.Dir(), nil, "config", "--get", "rally.tool"); err == nil {
@@ -164,40 +167,35 @@ func (r *mcpRunner) Run(ctx context.Context, client string, call mcpserver.Call)
 	if err == nil {
 		return mcpserver.Outcome{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	}
+	// As Run does: with --json, a failure prints its error object.
+	code, msg, hint := classify(err)
+	out.Reset()
+	f.printErrorJSON(args, err, code, msg, hint)
 	return failure(err, out.Bytes(), errb.Bytes())
 }
 
 // failure is a failed command's outcome: the error object the command
-// printed with --json, else one made the same way from its error.
+// printed with --json, else the one it would have printed (a failure
+// before the command ran: no identity).
 func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
 	code, msg, hint := classify(err)
 	o := mcpserver.Outcome{Stderr: stderr, Exit: code}
+	if !hasErrorObject(stdout) {
+		var buf bytes.Buffer
+		newFactory(nil, &buf, io.Discard).printErrorJSON([]string{"--json"}, err, code, msg, hint)
+		stdout = buf.Bytes()
+	}
+	if !hasErrorObject(stdout) {
+		// check --strict's stop has no object; no tool passes --strict.
+		stdout = mcpserver.ErrorObject(code, "error", err.Error(), nil)
+	}
+	o.Error = stdout
+	return o
+}
+
+func hasErrorObject(b []byte) bool {
 	var printed struct {
 		Error json.RawMessage `json:"error"`
 	}
-	if json.Unmarshal(stdout, &printed) == nil && len(printed.Error) > 0 {
-		o.Error = stdout
-		return o
-	}
-	if msg == "" {
-		msg = err.Error()
-	}
-	var hints []string
-	for _, h := range strings.Split(hint, "\n") {
-		if h != "" {
-			hints = append(hints, h)
-		}
-	}
-	obj := map[string]any{"exit": code, "code": errorCode(err), "message": msg, "hints": append([]string{}, hints...)}
-	var ce *facts.ConflictError
-	if errors.As(err, &ce) {
-		c := map[string]any{"owner": ce.Owner.String(), "scope": ce.Scope, "claim": ce.ClaimID, "owner_state": ce.State}
-		if !ce.LastSeen.IsZero() {
-			c["last_seen"] = facts.FormatTime(ce.LastSeen)
-			c["takeover_at"] = facts.FormatTime(ce.LastSeen.Add(facts.TakeoverSilence))
-		}
-		obj["conflicts"] = []any{c}
-	}
-	o.Error, _ = json.Marshal(map[string]any{"error": obj})
-	return o
+	return json.Unmarshal(b, &printed) == nil && len(printed.Error) > 0
 }

@@ -129,6 +129,7 @@ func (s *serveSource) run(args ...string) ([]byte, error) {
 
 func (s *serveSource) Room() ([]byte, error)      { return s.run("room", "--json") }
 func (s *serveSource) Worktrees() ([]byte, error) { return s.run("worktree", "plan", "--json") }
+func (s *serveSource) Sessions() ([]byte, error)  { return s.run("sessions", "--json") }
 func (s *serveSource) Plan(name string) ([]byte, error) {
 	if name != "" {
 		return s.run("plan", "status", "--json", "--", name)
@@ -160,10 +161,10 @@ func (s *serveSource) Head() (string, error) {
 	return h.String(), nil
 }
 
-func (s *serveSource) Commits(n int) (map[string]string, error) {
+func (s *serveSource) Commits(ids []string) (map[string]string, error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
-	return s.ledger.FactCommits(n)
+	return s.ledger.FactCommits(ids, len(ids)+64)
 }
 
 // openBrowser is the one place serve starts a browser.

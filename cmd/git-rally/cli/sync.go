@@ -163,7 +163,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		if c.Holder != nil {
 			holder = fmt.Sprintf("%s by %s", c.Holder.ID, c.Holder.Owner())
 		}
-		fmt.Fprintf(w, "contested: claim %s by %s on %s; %s was recorded first and holds\n",
+		fmt.Fprintf(w, "contested: claim %s by %s on %s; %s comes first in (clock, id) order and holds\n",
 			c.Claim.ID, facts.Sanitize(c.Claim.Owner().String(), 200), c.Scope, facts.Sanitize(holder, 300))
 	}
 	for _, rk := range res.Risks {

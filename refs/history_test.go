@@ -1,0 +1,88 @@
+package refs
+
+import (
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/ssh"
+)
+
+// A signed commit read from git's raw bytes (the batch path) equals the
+// one go-git decodes, payload included; AddedFiles says what each commit
+// of a history with a merge brought in itself.
+func TestSignedCommitsAndAddedFiles(t *testing.T) {
+	gd := gitRepo(t)
+	st, err := Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	block, _ := ssh.MarshalPrivateKey(priv, "t")
+	key := filepath.Join(t.TempDir(), "key")
+	os.WriteFile(key, pem.EncodeToMemory(block), 0o600)
+	st.Signer = &SSHSigner{Key: key}
+
+	when := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	tree := func(names ...string) Hash {
+		var es []Entry
+		for _, n := range names {
+			b, _ := st.WriteBlob([]byte(n))
+			es = append(es, Entry{Name: n, Hash: b})
+		}
+		sub, _ := st.WriteTree(es)
+		h, _ := st.WriteTree([]Entry{{Name: "d", Dir: true, Hash: sub}})
+		return h
+	}
+	commit := func(t0 Hash, parents ...Hash) Hash {
+		h, err := st.WriteCommit(Commit{Tree: t0, Parents: parents, Message: "m\n", When: when})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return h
+	}
+	root := commit(tree("a"))
+	left := commit(tree("a", "b"), root)
+	st.Signer = nil
+	right := commit(tree("a", "c"), root)
+	merge := commit(tree("a", "b", "c", "evil"), left, right)
+	hs := []Hash{root, left, right, merge}
+
+	for _, h := range hs {
+		want, err := st.ReadSignedCommit(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw := gitOut(t, gd, "cat-file", "commit", h.String()) + "\n"
+		got, err := parseSignedCommit([]byte(raw))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want.When.Unix() != got.When.Unix() {
+			t.Errorf("%s: time %v, want %v", h, got.When, want.When)
+		}
+		got.When, want.When = time.Time{}, time.Time{}
+		if !reflect.DeepEqual(got.Commit, want.Commit) || got.Signature != want.Signature || string(got.Payload) != string(want.Payload) {
+			t.Errorf("%s: parsed\n%+v\n%q\n%q\nwant\n%+v\n%q\n%q", h, got.Commit, got.Signature, got.Payload, want.Commit, want.Signature, want.Payload)
+		}
+	}
+	added, err := st.AddedFiles(hs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for h, want := range map[Hash][]string{root: {"d/a"}, left: {"d/b"}, right: {"d/c"}, merge: {"d/evil"}} {
+		if !reflect.DeepEqual(added[h], want) {
+			t.Errorf("added by %s: %v, want %v", h, added[h], want)
+		}
+	}
+	list, err := st.RevList(merge, left)
+	if err != nil || len(list) != 2 || list[0] != right || list[1] != merge {
+		t.Errorf("RevList = %v, %v", list, err)
+	}
+}
