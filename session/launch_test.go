@@ -37,8 +37,12 @@ func (b *fakeBackend) Resolve(t string) (string, string, error) {
 }
 func (b *fakeBackend) Capture(t string, n int) ([]string, error) { return nil, nil }
 func (b *fakeBackend) Paste(t, text string) error                { b.pasted = append(b.pasted, text); return nil }
-func (b *fakeBackend) Kill(t string) error                       { b.killed = append(b.killed, t); delete(b.live, t); return nil }
-func (b *fakeBackend) Attach(t string) error                     { return nil }
+func (b *fakeBackend) Kill(t string) error {
+	b.killed = append(b.killed, t)
+	delete(b.live, t)
+	return nil
+}
+func (b *fakeBackend) Attach(t string) error { return nil }
 
 func testRepo(t *testing.T) (*worktree.Repo, *facts.Ledger) {
 	t.Helper()
