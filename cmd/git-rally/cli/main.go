@@ -159,7 +159,7 @@ current time.`,
 		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
 		newCmdRetract(f), newCmdSay(f),
 		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
-		newCmdDemo(f), newCmdVersion(f), newCmdMan(f),
+		newCmdDemo(f), newCmdVersion(f), newCmdMan(f), newCmdDeinit(f),
 	)
 	for _, c := range extraCommands {
 		root.AddCommand(c(f))
