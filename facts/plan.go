@@ -9,7 +9,8 @@ import (
 // A plan (SPEC §15) lives in the ledger as three kinds of fact:
 //
 //	plan      subject the plan id, body the plan (its tasks); the author leads
-//	artifact  ref the plan fact, scopes [task:<plan>/<task>], evidence: a report
+//	artifact  ref the plan fact, scopes [task:<plan>/<task>, the task's owns...],
+//	          evidence: a report
 //	resolve   ref the plan fact, by the lead: the plan is closed
 //
 // A task is taken by an open claim of task:<plan>/<task>. The projection
@@ -126,7 +127,7 @@ func (s *State) applyPlan(f *Fact) {
 			p.Closed = f
 		}
 	case KindArtifact:
-		if len(f.Evidence) == 0 || len(f.Scopes) != 1 {
+		if len(f.Evidence) == 0 || len(f.Scopes) == 0 {
 			return
 		}
 		plan, task, ok := ParseTaskScope(f.Scopes[0])

@@ -188,6 +188,7 @@ func (a *agentRun) open() error {
 			return fmt.Errorf("no RALLY_TOOL and no session id from %s", a.host.name)
 		}
 		a.me.Tool = a.host.tool + ":" + tag
+		rememberHost(r, a.me.Tool) // for the MCP server the same host starts
 	}
 	if a.me.Session == "" {
 		a.me.Session = worktree.SessionName(r)

@@ -166,3 +166,36 @@ func OpenBoards(st *facts.State) []*Board {
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Record.Fact.Key().Less(out[j].Record.Fact.Key()) })
 	return out
 }
+
+// MergeAfter maps each session that reported a plan task to the sessions
+// that reported the tasks it depends on: their branches merge first.
+func MergeAfter(st *facts.State) map[string][]string {
+	out := map[string][]string{}
+	for _, rec := range st.Plans {
+		p, err := Decode(rec)
+		if err != nil {
+			continue
+		}
+		for _, t := range p.Tasks {
+			r := rec.Reports[t.ID]
+			if r == nil || r.Session == "" {
+				continue
+			}
+			for _, d := range t.DependsOn {
+				if dr := rec.Reports[d]; dr != nil && dr.Session != "" && dr.Session != r.Session && !containsStr(out[r.Session], dr.Session) {
+					out[r.Session] = append(out[r.Session], dr.Session)
+				}
+			}
+		}
+	}
+	return out
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

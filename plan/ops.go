@@ -86,7 +86,8 @@ type ReportRequest struct {
 }
 
 // Report writes the taker's report (an artifact whose ref is the plan
-// fact, carrying the task scope and the evidence) and the release of the
+// fact, carrying the task scope, then the scopes the work was done on, and
+// the evidence) and the release of the
 // taker's claims on the task, in one commit. Only the taker reports, and
 // only with evidence. A second report of the same taker writes nothing.
 func Report(r ReportRequest) facts.AppendFunc {
@@ -123,7 +124,7 @@ func Report(r ReportRequest) facts.AppendFunc {
 				Hint: fmt.Sprintf("send what you found to the taker: git rally handoff --target %s --subject \"%s\"", v.Holder.Tool, name)}
 		}
 		out := []*facts.Fact{{Kind: facts.KindArtifact, Tool: r.Owner.Tool, Session: r.Owner.Session, Ref: b.Record.Fact.ID,
-			Scopes: []string{scope}, Subject: "report " + name, Evidence: r.Evidence, Revision: r.Revision, URI: r.URI}}
+			Scopes: append([]string{scope}, v.Task.Owns...), Subject: "report " + name, Evidence: r.Evidence, Revision: r.Revision, URI: r.URI}}
 		for _, c := range st.OwnedClaims(r.Owner) {
 			for _, s := range c.Scopes {
 				if s == scope {

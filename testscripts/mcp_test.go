@@ -320,6 +320,24 @@ func TestMCPIdentity(t *testing.T) {
 		t.Errorf("the session's own hook stopped its edit of its MCP claim: %s", ans.Stdout)
 	}
 
+	// Codex hands its MCP servers no session id: the note its hooks left
+	// under the host process (here, this test) names the agent.
+	cdir := newRepo(t)
+	const csid = "019a2b3c-0000-7000-8000-00000000abcd"
+	hook := exec.Command("git-rally", "hook", "codex", "session-start")
+	hook.Dir, hook.Env = cdir, mcpEnv()
+	hook.Stdin = strings.NewReader(`{"session_id":"` + csid + `","cwd":"` + cdir + `","hook_event_name":"SessionStart","source":"startup"}`)
+	if out, err := hook.CombinedOutput(); err != nil {
+		t.Fatalf("codex session-start: %v\n%s", err, out)
+	}
+	cs := startMCP(t, cdir, mcpEnv())
+	cwant := "codex:" + hooks.SessionTag(hooks.Codex, csid)
+	if got := callTool(t, cs, "rally_claim", map[string]any{"scopes": []string{"b.go"}}).ok(t, "claim").firstFact(t)["tool"]; got != cwant {
+		if _, err := os.Stat("/proc/self/stat"); err == nil {
+			t.Errorf("claim under a Codex session: tool %v, want %s", got, cwant)
+		}
+	}
+
 	s2 := startMCP(t, dir, mcpEnv("RALLY_TOOL=env:1", "CLAUDE_CODE_SESSION_ID="+sid), "--tool", "flag:1")
 	if got := callTool(t, s2, "rally_note", map[string]any{"subject": "hi"}).ok(t, "note").firstFact(t)["tool"]; got != "flag:1" {
 		t.Errorf("--tool: wrote as %v", got)

@@ -29,6 +29,9 @@ func (f *fakeSource) Log(kind, tool string, n int) ([]byte, error) {
 }
 func (f *fakeSource) Worktrees() ([]byte, error)  { return []byte(`{"base":"main","branches":[]}`), nil }
 func (f *fakeSource) Plan(string) ([]byte, error) { return nil, ErrUnavailable }
+func (f *fakeSource) Sessions() ([]byte, error) {
+	return []byte(`{"sessions":[{"session":"codex-01","tool":"codex:01","agent":"codex","state":"live","worktree":"/r/.rally/worktrees/codex-01"}]}`), nil
+}
 func (f *fakeSource) Commits([]string) (map[string]string, error) {
 	return map[string]string{"f_1": "abcdef0123"}, nil
 }
@@ -132,7 +135,7 @@ func TestPagesEscapePeerText(t *testing.T) {
 	if strings.Contains(room, "<img") || !strings.Contains(room, "&lt;img src=x onerror=alert(1)&gt;") {
 		t.Errorf("room page does not escape the claim's subject:\n%s", room)
 	}
-	for _, want := range []string{`class="mark expired"`, `class="mark contested"`, "still blocks"} {
+	for _, want := range []string{`class="mark expired"`, `class="mark contested"`, "still blocks", "codex-01", "live"} {
 		if !strings.Contains(room, want) {
 			t.Errorf("room page lacks %s", want)
 		}

@@ -6,7 +6,8 @@ import "sort"
 // predicted to merge cleanly first. Greedily, the next branch is the one
 // that conflicts with the fewest of the base and the branches already
 // merged; ties go to fewer conflicts overall, then fewer changed files,
-// then the branch name, so the order is deterministic.
+// then the branch name, so the order is deterministic. A branch whose
+// session's plan task depends on another's waits for that one (After).
 func (p *Plan) order() {
 	var cand []*Row
 	for _, row := range p.Rows {
@@ -39,7 +40,11 @@ func (p *Plan) order() {
 	var merged []string
 	for len(cand) > 0 {
 		best, bestStep := -1, Step{}
+		free := p.unblocked(cand)
 		for i, row := range cand {
+			if !free[i] {
+				continue
+			}
 			st := Step{Branch: row.Branch}
 			var files []string
 			if len(row.BaseConflicts) > 0 {

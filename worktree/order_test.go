@@ -72,3 +72,29 @@ func TestOrder(t *testing.T) {
 		})
 	}
 }
+
+// A plan task's branch merges after the branches of the tasks it depends
+// on, whatever their sizes and names; a cycle falls back to the usual order.
+func TestOrderFollowsPlanDependencies(t *testing.T) {
+	mk := func(branch, session string, changed int) *Row {
+		r := row(branch, changed)
+		r.Session = session
+		return r
+	}
+	for _, tc := range []struct {
+		name  string
+		after map[string][]string
+		order []string
+	}{
+		{"none", nil, []string{"rally/docs", "rally/api", "rally/ui"}},
+		{"docs after api and ui", map[string][]string{"docs": {"api", "ui"}}, []string{"rally/api", "rally/ui", "rally/docs"}},
+		{"a chain", map[string][]string{"api": {"ui"}, "docs": {"api"}}, []string{"rally/ui", "rally/api", "rally/docs"}},
+		{"a cycle", map[string][]string{"api": {"ui"}, "ui": {"api"}}, []string{"rally/docs", "rally/api", "rally/ui"}},
+	} {
+		p := &Plan{Base: "main", Rows: []*Row{mk("rally/ui", "ui", 3), mk("rally/docs", "docs", 1), mk("rally/api", "api", 2)}, after: tc.after}
+		p.order()
+		if !reflect.DeepEqual(p.Order, tc.order) {
+			t.Errorf("%s: order = %v, want %v", tc.name, p.Order, tc.order)
+		}
+	}
+}

@@ -60,12 +60,16 @@ type Plan struct {
 	Conflicts      []Pair
 	Order          []string
 	Steps          []Step
+	after          map[string][]string
 }
 
 // PlanOptions tunes Plan.
 type PlanOptions struct {
 	Base  string       // "" = DefaultBase
 	State *facts.State // the room, for the sessions' claims; nil: none
+	// After maps a session to the sessions whose branches merge before
+	// its own (the tasks a plan task depends on); see order.
+	After map[string][]string
 }
 
 // Plan reports every rally/* branch and every linked worktree against the
@@ -76,7 +80,7 @@ type PlanOptions struct {
 // number of git processes is linear in the branches: three per branch and
 // one merge-tree for all pairs.
 func (r *Repo) Plan(opts PlanOptions) (*Plan, error) {
-	p := &Plan{Base: opts.Base}
+	p := &Plan{Base: opts.Base, after: opts.After}
 	var err error
 	if p.Base == "" {
 		if p.Base, err = r.DefaultBase(); err != nil {
@@ -204,8 +208,9 @@ func (r *Repo) fillRow(p *Plan, row *Row, st *facts.State) error {
 			}
 		}
 	}
+	done := reported(st, row.Session)
 	for _, f := range row.Changed {
-		if !covered(row.Claims, f) {
+		if !covered(row.Claims, f) && !covered(done, f) {
 			row.Unclaimed = append(row.Unclaimed, f)
 		}
 	}

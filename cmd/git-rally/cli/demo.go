@@ -10,8 +10,6 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/facts"
 )
 
 type demoOptions struct {
@@ -107,10 +105,6 @@ func demoTour(c demoChoices) demoChoices {
 func (c demoChoices) check() error {
 	if err := c.validate(); err != nil {
 		return err
-	}
-	if c.Receiver == "managed" {
-		return &facts.FailedError{Err: fmt.Errorf("--receiver managed needs managed sessions (git rally run), which this build does not have"),
-			Hint: "git rally demo --handoff --receiver unmanaged"}
 	}
 	return nil
 }

@@ -188,6 +188,13 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 		return nil, counts, err
 	}
 	defer os.Chdir(old)
+	for _, a := range agents {
+		if a.Managed {
+			demoTerminal = newFakeTerminal()
+			defer func() { demoTerminal = nil }()
+			break
+		}
+	}
 	if err := demoRepo(repo); err != nil {
 		return nil, counts, fmt.Errorf("making the demo repository: %w", err)
 	}

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"path"
+	"strings"
 	"time"
 )
 
@@ -40,6 +42,7 @@ type demoAgent struct {
 	Task    string `json:"task"`
 	Dir     string `json:"dir"` // where its commands run, relative to the repository
 	Session string `json:"session,omitempty"`
+	Managed bool   `json:"managed,omitempty"` // started by git rally run
 }
 
 var demoCast = []demoAgent{
@@ -81,7 +84,18 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 	agents := make([]demoAgent, c.Agents)
 	copy(agents, demoCast)
 	wt := c.Layout == "worktrees"
+	managed := c.Handoff && c.Receiver == "managed"
 	for i := range agents {
+		if managed && i == 1 {
+			// git rally run names it: session <agent>-<label>-NN, tool <family>:<label>-NN.
+			a := &agents[i]
+			family, label, _ := strings.Cut(a.Tool, ":")
+			a.Managed, a.Session, a.Tool = true, family+"-"+label+"-01", family+":"+label+"-01"
+			if wt {
+				a.Dir = ".rally/worktrees/" + a.Session
+			}
+			continue
+		}
 		if wt {
 			agents[i].Dir = ".rally/worktrees/" + agents[i].Name
 			agents[i].Session = agents[i].Name
@@ -92,8 +106,18 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 	n1, n2 := agents[a1].Tool, agents[a2].Tool
 
 	b.run(-1, 0, "Set up the room: the ledger is the git ref refs/rally/ledger; nothing else in the repository changes.", "init")
-	if wt {
-		for i, a := range agents {
+	for i, a := range agents {
+		switch {
+		case a.Managed:
+			family, _, _ := strings.Cut(a.Tool, ":")
+			args := []string{"run", family, "--name", a.Name, "--command-json", `["demo-agent"]`}
+			say := fmt.Sprintf("Rally starts %s as a managed session in a worktree of its own, reachable in its terminal (here a stand-in terminal and a fake agent: no tmux needed).", a.Name)
+			if !wt {
+				args = append(args, "--shared")
+				say = fmt.Sprintf("Rally starts %s as a managed session in the main checkout (--shared), reachable in its terminal (here a stand-in terminal and a fake agent: no tmux needed).", a.Name)
+			}
+			b.run(-1, 0, say, args...)
+		case wt:
 			b.run(-1, 0, fmt.Sprintf("Give %s a worktree of its own on branch rally/%s; inside it rally knows who is speaking, no --tool needed.", short(a.Tool), a.Name),
 				"worktree", "add", a.Name, "--tool", agents[i].Tool)
 		}
@@ -132,20 +156,23 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 		if c.Receiver == "unmanaged" {
 			b.run(a2, 0, fmt.Sprintf("%s is not a session rally started, so nothing is pushed to it: it sees the handoff when it reads its inbox (its prompt hook shows it too).", short(n2)),
 				"inbox")
+		} else {
+			b.run(-1, 0, fmt.Sprintf("%s is a managed session, so rally pasted the handoff into its terminal and recorded the delivery; delivery is not receipt. Its screen:", short(n2)),
+				"capture", agents[a2].Session)
 		}
 		b.run(a2, 0, fmt.Sprintf("%s acknowledges: the handoff has arrived (acknowledged), it is not done yet.", short(n2)),
 			"receipt", "@HANDOFF")
 	}
 	if wt {
 		b.edit(a1, fmt.Sprintf("%s edits its file in its own worktree.", short(n1)), agents[a1].Wants, `export const ping = () => "pong";`)
-		b.git(a1, fmt.Sprintf("%s commits on its branch rally/%s; the main checkout does not change.", short(n1), agents[a1].Name),
+		b.git(a1, fmt.Sprintf("%s commits on its branch rally/%s; the main checkout does not change.", short(n1), path.Base(agents[a1].Dir)),
 			"commit", "-qam", "add the ping endpoint")
 		b.edit(a2, fmt.Sprintf("%s writes its test.", short(n2)), agents[a2].Wants, `test("ping", () => expect(ping()).toBe("pong"));`)
 		if c.Overlap {
 			b.edit(a2, fmt.Sprintf("%s also edits %s although it was refused the claim: a claim is advice, not a lock.", short(n2), agents[a1].Wants),
 				agents[a1].Wants, `export const ping = () => "PONG";`)
 		}
-		b.git(a2, fmt.Sprintf("%s commits on rally/%s.", short(n2), agents[a2].Name), "commit", "-qam", "test the ping endpoint")
+		b.git(a2, fmt.Sprintf("%s commits on rally/%s.", short(n2), path.Base(agents[a2].Dir)), "commit", "-qam", "test the ping endpoint")
 		b.run(-1, 0, "The merge plan, read-only: what each branch changed, which changes no claim covers, predicted conflicts and an order to merge in.",
 			"worktree", "plan")
 	}

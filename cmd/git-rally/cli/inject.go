@@ -152,8 +152,8 @@ func deliverHandoff(f *factory, h *facts.Fact, sender facts.Owner) (*deliveryJSO
 	if !candidate {
 		return nil, nil
 	}
-	b := &session.Tmux{}
-	if b.Available() != nil {
+	b, err := newBackend("")
+	if err != nil || b.Available() != nil {
 		return nil, nil
 	}
 	live, err := b.Live()

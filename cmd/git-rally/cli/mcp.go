@@ -35,8 +35,9 @@ Each tool runs the command of the same name and answers with its JSON.
 
 Every call acts as one identity, fixed for the server's life: --tool, else
 $RALLY_TOOL or the session of the rally worktree it runs in, else the host
-session that started it (Claude Code's, as its hooks name it), else
-git config rally.tool, else the host's name and a random tag.
+session that started it (as its hooks name it: Claude Code says its
+session id; Codex's hooks leave a note for the server), else git config
+rally.tool, else the host's name and a random tag.
 
 Register it for a host with: git rally hooks install --claude --mcp`,
 		Args: cobra.NoArgs,
@@ -90,8 +91,8 @@ func (r *mcpRunner) Has(cmd []string) bool {
 
 // identity is the server's one author, resolved once: --tool, $RALLY_TOOL,
 // the session bound to the rally worktree, the host session the hooks
-// would name, git config rally.tool, and last the host's name with a
-// random tag.
+// name (from the environment, else from the note the host's hooks left),
+// git config rally.tool, and last the host's name with a random tag.
 func (r *mcpRunner) identity(client string) (string, error) {
 	if r.me != "" || r.meErr != nil {
 		return r.me, r.meErr
@@ -111,6 +112,9 @@ func (r *mcpRunner) identity(client string) (string, error) {
 	}
 	if me == "" {
 		me, _ = hooks.HostSessionTool(os.Getenv)
+	}
+	if me == "" && repoErr == nil {
+		me, _ = hooks.HostProcessTool(repo)
 	}
 	if me == "" && repoErr == nil {
 		if v, err := refs.Git(repo.Dir(), nil, "config", "--get", "rally.tool"); err == nil {

@@ -12,6 +12,9 @@ import (
 // newBackend is the terminal backend a --backend value names: tmux, or
 // auto (which is tmux); anything else is a usage error.
 func newBackend(name string) (session.Backend, error) {
+	if demoTerminal != nil {
+		return demoTerminal, nil
+	}
 	switch name {
 	case "", "auto", "tmux":
 		return &session.Tmux{}, nil

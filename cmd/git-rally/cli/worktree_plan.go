@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/plan"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -101,7 +102,7 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := r.Plan(worktree.PlanOptions{Base: opts.base, State: st})
+	p, err := r.Plan(worktree.PlanOptions{Base: opts.base, State: st, After: plan.MergeAfter(st)})
 	if err != nil {
 		return err
 	}
