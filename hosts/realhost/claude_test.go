@@ -7,6 +7,7 @@ import (
 )
 
 func TestClaudeCode(t *testing.T) {
+	t.Parallel() // each host has its own repository, HOME and model server
 	r := newRepo(t, "claude")
 	bin := filepath.Join(hostsDir, "@anthropic-ai", "claude-code-linux-x64", "claude")
 	s1, t1 := "aaaa1111-0000-4000-8000-000000000001", "claude_code:aaaa1111"

@@ -17,6 +17,7 @@ import (
 )
 
 func TestCodex(t *testing.T) {
+	t.Parallel() // each host has its own repository, HOME and model server
 	r := newRepo(t, "codex")
 	bin := filepath.Join(hostsDir, ".bin", "codex")
 	chome := filepath.Join(r.home, ".codex")

@@ -10,6 +10,7 @@ import (
 )
 
 func TestGeminiCLI(t *testing.T) {
+	t.Parallel() // each host has its own repository, HOME and model server
 	r := newRepo(t, "gemini")
 	bin := filepath.Join(hostsDir, ".bin", "gemini")
 	s1, t1 := "cccc3333-0000-4000-8000-000000000003", "gemini:cccc3333"

@@ -158,7 +158,7 @@ func installHosts() (nm, skip string, err error) {
 		text := out.String()
 		for _, sign := range []string{"ENOTFOUND", "ECONNREFUSED", "ETIMEDOUT", "EAI_AGAIN", "ECONNRESET", "ENETUNREACH", "network", "proxy"} {
 			if strings.Contains(text, sign) || ctx.Err() != nil {
-				return "", fmt.Sprintf("npm cannot reach its registry (%s): %s", sign, lastLine(text)), nil
+				return "", fmt.Sprintf("npm cannot reach its registry: %s", lineWith(text, sign)), nil
 			}
 		}
 		return "", "", fmt.Errorf("npm ci: %v: %s", err, text)
@@ -167,9 +167,15 @@ func installHosts() (nm, skip string, err error) {
 	return nm, "", os.WriteFile(filepath.Join(dir, "installed"), nil, 0o644)
 }
 
-func lastLine(s string) string {
+// lineWith is the first line of s that contains sign, else its first line.
+func lineWith(s, sign string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
+	for _, l := range lines {
+		if strings.Contains(l, sign) {
+			return strings.TrimSpace(l)
+		}
+	}
+	return lines[0]
 }
 
 // trackSources stats every Go file of the module, so go test's cache,
