@@ -315,5 +315,6 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
+	printRoomSessions(w, r.Sessions)
 	printRoomPlans(w, r.Plans)
 }
