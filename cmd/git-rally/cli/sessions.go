@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -128,4 +129,14 @@ func roomSessions(st *facts.State) []roomSessionJSON {
 		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
 	}
 	return out
+}
+
+func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
+	if len(ss) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
+	for _, s := range ss {
+		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree))
+	}
 }
