@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-rally/git-rally/refs"
@@ -321,45 +323,84 @@ func (l *Ledger) readAll(tree refs.Hash) ([]*Fact, error) {
 }
 
 func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
-	var out []*Fact
-	var datas [][]byte
+	parsed := make([][]*Fact, len(bs))
+	warns := make([][]string, len(bs))
+	collect := func() []*Fact {
+		n := 0
+		for i := range parsed {
+			n += len(parsed[i])
+		}
+		out := make([]*Fact, 0, n)
+		for i := range bs {
+			out = append(out, parsed[i]...)
+			l.Warnings = append(l.Warnings, warns[i]...)
+		}
+		return out
+	}
 	if len(bs) >= refs.BatchThreshold {
+		// One git cat-file streams the blobs; decoding and checking
+		// them, CPU work, runs on the other cores meanwhile.
+		type job struct {
+			i    int
+			data []byte
+		}
+		jobs := make(chan job, 256)
+		var wg sync.WaitGroup
+		for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range jobs {
+					parsed[j.i], warns[j.i] = parseBlob(bs[j.i].path, j.data)
+				}
+			}()
+		}
 		hs := make([]refs.Hash, len(bs))
 		for i, b := range bs {
 			hs[i] = b.hash
 		}
-		datas, _ = l.Store.ReadBlobs(hs) // on error, fall back to one by one
+		err := l.Store.StreamBlobs(hs, func(i int, data []byte) { jobs <- job{i, data} })
+		close(jobs)
+		wg.Wait()
+		if err == nil {
+			return collect()
+		}
+		// On error, fall back to one by one.
 	}
 	for i, b := range bs {
-		var data []byte
-		if datas != nil {
-			data = datas[i]
-		} else {
-			var err error
-			if data, err = l.Store.ReadBlob(b.hash); err != nil {
-				l.warn("%s: %v", b.path, err)
-				continue
-			}
+		data, err := l.Store.ReadBlob(b.hash)
+		if err != nil {
+			parsed[i], warns[i] = nil, []string{fmt.Sprintf("%s: %v", b.path, err)}
+			continue
 		}
-		for _, line := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			f, err := Parse(line)
-			if err != nil {
-				l.warn("skipping unreadable line in %s: %v", Sanitize(b.path, 200), err)
-				continue
-			}
-			if c := checkStored(f, line, baseName(b.path)); c != nil {
-				// Kept in the ledger and synced unchanged; never
-				// believed: it shadows, replaces or closes nothing.
-				l.warn("skipping corrupt fact in %s: %s: %s", Sanitize(b.path, 200), c.Code, c.Message)
-				continue
-			}
-			out = append(out, f)
-		}
+		parsed[i], warns[i] = parseBlob(b.path, data)
 	}
-	return out
+	return collect()
+}
+
+// parseBlob reads the facts of one blob, skipping (with a warning each)
+// lines that do not parse and facts that are corrupt: those are kept in
+// the ledger and synced unchanged, never believed: they shadow, replace or
+// close nothing.
+func parseBlob(path string, data []byte) ([]*Fact, []string) {
+	var out []*Fact
+	var warns []string
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		f, err := Parse(line)
+		if err != nil {
+			warns = append(warns, fmt.Sprintf("skipping unreadable line in %s: %v", Sanitize(path, 200), err))
+			continue
+		}
+		if c := checkStored(f, line, baseName(path)); c != nil {
+			warns = append(warns, fmt.Sprintf("skipping corrupt fact in %s: %s: %s", Sanitize(path, 200), c.Code, c.Message))
+			continue
+		}
+		out = append(out, f)
+	}
+	return out, warns
 }
 
 func (l *Ledger) warn(format string, a ...any) {
@@ -481,9 +522,7 @@ func message(fs []*Fact) string {
 		parts[i] = f.Summary()
 	}
 	m := strings.Join(parts, "; ")
-	if len(m) > 200 {
-		m = m[:197] + "..."
-	}
+	m = CutWords(m, 197)
 	return m + "\n"
 }
 

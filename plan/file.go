@@ -6,8 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"path"
 	"regexp"
 	"strings"
+
+	"go.yaml.in/yaml/v3"
 
 	"github.com/git-rally/git-rally/facts"
 )
@@ -59,12 +62,45 @@ func ValidID(s string) bool { return idRE.MatchString(s) }
 // Parse reads a plan file (JSON). A file that is not a plan (bad JSON,
 // wrong types, unknown keys, a missing or malformed plan id) is a usage
 // error; everything else about the plan is for Lint.
-func Parse(data []byte) (*Plan, error) {
+func Parse(data []byte) (*Plan, error) { return parse(data, true) }
+
+// ParseYAML reads a plan file written in YAML: the same plan, checked the
+// same way (it becomes JSON first, so one decoder judges both).
+func ParseYAML(data []byte) (*Plan, error) {
+	var v any
+	if err := yaml.Unmarshal(data, &v); err != nil {
+		return nil, &facts.UsageError{Msg: "the plan file does not parse: " + err.Error()}
+	}
+	j, err := json.Marshal(v)
+	if err != nil {
+		return nil, &facts.UsageError{Msg: "the plan file does not parse: it is not a JSON-shaped YAML document: " + err.Error()}
+	}
+	return parse(j, false)
+}
+
+// IsYAML tells a YAML plan from a JSON one by its name (.yaml, .yml), or,
+// with no telling name, by its first character.
+func IsYAML(name string, data []byte) bool {
+	switch strings.ToLower(path.Ext(name)) {
+	case ".yaml", ".yml":
+		return true
+	case ".json":
+		return false
+	}
+	t := bytes.TrimSpace(data)
+	return len(t) > 0 && t[0] != '{'
+}
+
+func parse(data []byte, positions bool) (*Plan, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var p Plan
 	if err := dec.Decode(&p); err != nil {
-		return nil, &facts.UsageError{Msg: "the plan file does not parse: " + jsonProblem(data, err),
+		msg := strings.TrimPrefix(err.Error(), "json: ")
+		if positions {
+			msg = jsonProblem(data, err)
+		}
+		return nil, &facts.UsageError{Msg: "the plan file does not parse: " + msg,
 			Hint: `a plan is {"id": "...", "goal": "...", "tasks": [{"id": "...", "owns": ["dir:src/api"], "depends_on": [], "check": "..."}]}`}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {

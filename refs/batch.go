@@ -1,8 +1,10 @@
 package refs
 
 import (
+	"bufio"
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 )
@@ -37,6 +39,43 @@ func (st *Store) ReadBlobs(hs []Hash) ([][]byte, error) {
 		return nil, err
 	}
 	return parseBatch(raw, hs)
+}
+
+// StreamBlobs reads the blobs with one `git cat-file --batch --buffer`
+// and calls fn with each blob's index and content as git writes it; the
+// content is fn's to keep. Memory stays at what fn keeps.
+func (st *Store) StreamBlobs(hs []Hash, fn func(i int, data []byte)) error {
+	var in bytes.Buffer
+	for _, h := range hs {
+		in.WriteString(h.String())
+		in.WriteByte('\n')
+	}
+	return GitStream(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, in.Bytes(), func(r io.Reader) error {
+		br := bufio.NewReaderSize(r, 256<<10)
+		for i, h := range hs {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				return fmt.Errorf("cat-file: output ends before %s", h)
+			}
+			hdr := strings.Fields(line)
+			if len(hdr) == 2 && hdr[1] == "missing" {
+				return fmt.Errorf("blob %s: %w", h, ErrNotFound)
+			}
+			if len(hdr) != 3 || hdr[0] != h.String() {
+				return fmt.Errorf("cat-file: unexpected header %q for %s", strings.Join(hdr, " "), h)
+			}
+			n, err := strconv.Atoi(hdr[2])
+			if err != nil || n < 0 {
+				return fmt.Errorf("cat-file: bad size for %s", h)
+			}
+			data := make([]byte, n+1) // the content and git's newline
+			if _, err := io.ReadFull(br, data); err != nil {
+				return fmt.Errorf("cat-file: output ends inside %s", h)
+			}
+			fn(i, data[:n])
+		}
+		return nil
+	}, "cat-file", "--batch", "--buffer")
 }
 
 // parseBatch splits `git cat-file --batch` output: for each object a line

@@ -89,3 +89,39 @@ func GitBackground(dir string, args ...string) error {
 	}
 	return cmd.Process.Release()
 }
+
+// GitStream runs git with stdin and hands its stdout to read as it comes,
+// so a large answer (cat-file --batch of a whole ledger) is consumed
+// while git still produces it, and never held whole.
+func GitStream(dir string, env []string, stdin []byte, read func(io.Reader) error, args ...string) error {
+	GitCount++
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	cmd.Stdin = bytes.NewReader(stdin)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return fmt.Errorf("running git: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running git: %w", err)
+	}
+	rerr := read(out)
+	if rerr != nil {
+		io.Copy(io.Discard, out) // let git finish writing
+	}
+	if err := cmd.Wait(); err != nil {
+		code := -1
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		if rerr == nil {
+			return &GitError{Args: args, Code: code, Stderr: errb.String()}
+		}
+	}
+	return rerr
+}

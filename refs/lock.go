@@ -174,7 +174,7 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 			return nil, &LockedError{Ref: name, Path: l.path + ".lock", Waited: time.Since(start)}
 		}
 		time.Sleep(backoff)
-		if backoff < 50*time.Millisecond {
+		if backoff < 8*time.Millisecond { // poll often: git holds its locks briefly
 			backoff *= 2
 		}
 	}

@@ -247,3 +247,28 @@ func TestReadBlobsBatch(t *testing.T) {
 		t.Fatalf("a missing blob read without error")
 	}
 }
+
+func TestStreamBlobs(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	var hs []Hash
+	for i := 0; i < BatchThreshold+3; i++ {
+		h, _ := st.WriteBlob([]byte(strings.Repeat("y", i%300) + "\n" + string(rune('a'+i%26))))
+		hs = append(hs, h)
+	}
+	seen := 0
+	err := st.StreamBlobs(hs, func(i int, data []byte) {
+		want, _ := st.ReadBlob(hs[i])
+		if string(data) != string(want) {
+			t.Fatalf("blob %d: %q, want %q", i, data, want)
+		}
+		seen++
+	})
+	if err != nil || seen != len(hs) {
+		t.Fatalf("streamed %d of %d: %v", seen, len(hs), err)
+	}
+	if err := st.StreamBlobs(append(hs, Hash{9}), func(int, []byte) {}); err == nil {
+		t.Fatalf("a missing blob streamed without error")
+	}
+}

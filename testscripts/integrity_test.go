@@ -21,7 +21,7 @@ import (
 // and checks that every acknowledged fact is in the ledger, that no append
 // failed, and that fsck is clean. It returns the acknowledged count and
 // how often beside ran.
-func appendBeside(t *testing.T, dir string, writers, n int, beside func() error) (int, int) {
+func appendBeside(t *testing.T, dir string, writers, n int, pause time.Duration, beside func() error) (int, int) {
 	t.Helper()
 	stop := make(chan struct{})
 	loops := 0
@@ -50,6 +50,7 @@ func appendBeside(t *testing.T, dir string, writers, n int, beside func() error)
 		go func(w int) {
 			defer wg.Done()
 			for i := 0; i < n; i++ {
+				time.Sleep(pause)
 				r := run(dir, nil, "note", "--tool", fmt.Sprintf("agent:%d", w), "--subject", fmt.Sprintf("n%d", i))
 				if r.code != 0 {
 					t.Errorf("append %d of agent:%d: exit %d: %s", i, w, r.code, r.stderr)
@@ -106,7 +107,7 @@ func TestAppendsBesideGCPruneNow(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
-	appendBeside(t, dir, w, n, func() error {
+	appendBeside(t, dir, w, n, 0, func() error {
 		out, err := exec.Command("git", "-C", dir, "gc", "--prune=now", "--quiet").CombinedOutput()
 		if err != nil && !strings.Contains(string(out), "lock") {
 			return fmt.Errorf("git gc: %v: %s", err, out)
@@ -120,7 +121,7 @@ func TestAppendsBesideGCPruneNow(t *testing.T) {
 func TestAppendsBesideRepack(t *testing.T) {
 	dir := newRepo(t)
 	w, n := stressSize()
-	appendBeside(t, dir, w, n, func() error {
+	appendBeside(t, dir, w, n, 0, func() error {
 		out, err := exec.Command("git", "-C", dir, "repack", "-a", "-d", "-q").CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("git repack: %v: %s", err, out)
@@ -138,7 +139,7 @@ func TestAppendsBesideHeldTransaction(t *testing.T) {
 	var mu sync.Mutex
 	var gitCommits []string
 	hold := 300 * time.Millisecond
-	_, loops := appendBeside(t, dir, 2, 15, func() error {
+	_, loops := appendBeside(t, dir, 2, 15, 50*time.Millisecond, func() error {
 		old := gitT(t, dir, "rev-parse", "refs/rally/ledger")
 		c := gitT(t, dir, "commit-tree", old+"^{tree}", "-p", old, "-m", "git transaction")
 		cmd := exec.Command("git", "-C", dir, "-c", "core.filesRefLockTimeout=2000", "update-ref", "--stdin")
@@ -169,6 +170,9 @@ func TestAppendsBesideHeldTransaction(t *testing.T) {
 		mu.Lock()
 		gitCommits = append(gitCommits, c)
 		mu.Unlock()
+		// A person's transactions come with gaps; back to back they would
+		// starve every other writer, git's own included.
+		time.Sleep(100 * time.Millisecond)
 		return nil
 	})
 	for _, c := range gitCommits {

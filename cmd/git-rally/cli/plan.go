@@ -42,7 +42,8 @@ See docs/plans.md.`,
 	return c
 }
 
-// readPlanFile reads and parses a plan file ("-": standard input).
+// readPlanFile reads and parses a plan file, JSON or YAML ("-": standard
+// input).
 func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 	var data []byte
 	var err error
@@ -53,6 +54,9 @@ func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 	}
 	if err != nil {
 		return nil, &usageError{msg: fmt.Sprintf("cannot read the plan file: %v", err), hint: "git rally plan lint <file.json>"}
+	}
+	if plan.IsYAML(name, data) {
+		return plan.ParseYAML(data)
 	}
 	return plan.Parse(data)
 }
