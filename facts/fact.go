@@ -312,11 +312,23 @@ func (f *Fact) Summary() string {
 }
 
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) > max {
-		s = s[:max] + "..."
+	return CutWords(strings.Join(strings.Fields(s), " "), max)
+}
+
+// CutWords shortens s to at most about max bytes at a word boundary (a
+// word longer than that is cut at a character boundary), marked "...".
+func CutWords(s string, max int) string {
+	if len(s) <= max {
+		return s
 	}
-	return s
+	cut := strings.LastIndexByte(s[:max+1], ' ')
+	if cut < max/2 {
+		cut = max
+		for cut > 0 && !utf8.RuneStart(s[cut]) {
+			cut--
+		}
+	}
+	return strings.TrimRight(s[:cut], " ") + "..."
 }
 
 // FormatTime renders a time the way facts store it.

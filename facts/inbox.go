@@ -96,19 +96,33 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 			Command: fmt.Sprintf("git rally handoff --target %s --subject %s%s", shellQuote(h.Fact.Target),
 				shellQuote("follow-up: "+Sanitize(oneLine(h.Fact.Subject, 80), 80)), flag)})
 	}
+	// Every held claim is listed, the soonest to lapse first: an agent
+	// holding claims always has something to continue or release.
+	var held []ClaimView
 	for _, c := range s.ClaimViews(now) {
-		if c.Fact.Owner() != me {
-			continue
+		if c.Fact.Owner() == me {
+			held = append(held, c)
 		}
+	}
+	sort.SliceStable(held, func(i, j int) bool { return held[i].LeaseExpires.Before(held[j].LeaseExpires) })
+	for i, c := range held {
 		scopes := strings.Join(c.Fact.Scopes, " ")
 		switch {
 		case c.Contested:
 			p.add(Suggestion{Action: "release_contested_claim", Ref: c.Fact.ID, score: 95,
 				Reason:  fmt.Sprintf("your claim on %s is contested: claim %s comes first in (clock, id) order and holds", scopes, c.HeldOver),
 				Command: "git rally release " + c.Fact.ID + flag})
-		case c.LeaseState == "expired" || c.LeaseExpires.Sub(now) < 5*time.Minute:
+		case c.LeaseState == "expired":
 			p.add(Suggestion{Action: "continue_or_release_claim", Ref: c.Fact.ID, score: 75,
-				Reason:  fmt.Sprintf("your lease on %s ends %s; any fact you write renews it, or release it if you are done", scopes, FormatTime(c.LeaseExpires)),
+				Reason:  fmt.Sprintf("your lease on %s expired %s ago (it still blocks others); any fact you write renews it, or release it if you are done", scopes, Ago(now.Sub(c.LeaseExpires))),
+				Command: "git rally release " + c.Fact.ID + flag})
+		default:
+			sc := 50 - i // below what others wait for; the soonest first
+			if c.LeaseExpires.Sub(now) < 5*time.Minute {
+				sc = 75
+			}
+			p.add(Suggestion{Action: "continue_or_release_claim", Ref: c.Fact.ID, score: sc,
+				Reason:  fmt.Sprintf("you hold %s; the lease ends in %s and any fact you write renews it; release it when you are done", scopes, Ago(c.LeaseExpires.Sub(now))),
 				Command: "git rally release " + c.Fact.ID + flag})
 		}
 	}

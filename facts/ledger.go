@@ -522,9 +522,7 @@ func message(fs []*Fact) string {
 		parts[i] = f.Summary()
 	}
 	m := strings.Join(parts, "; ")
-	if len(m) > 200 {
-		m = m[:197] + "..."
-	}
+	m = CutWords(m, 197)
 	return m + "\n"
 }
 

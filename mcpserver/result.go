@@ -14,17 +14,20 @@ import (
 // ledger; an agent's context gets the start of it.
 const textCap = 4096
 
-// result turns what a command did into the tool's answer: its JSON with
-// every string sanitized (structured, and as text with < > & escaped),
-// its notes, and the untrusted-text line; a failure is a tool error whose
-// content is the §7 error object.
+// result turns what a command did into the tool's answer: its JSON as text,
+// every string sanitized and < > & escaped, its notes, and the
+// untrusted-text line; a failure is a tool error whose content is the §7
+// error object.
 func result(o Outcome) *mcp.CallToolResult {
 	body := o.Stdout
 	if o.Exit != 0 {
 		body = o.Error
 	}
-	v, text := shape(body)
-	res := &mcp.CallToolResult{IsError: o.Exit != 0, StructuredContent: v}
+	text := shape(body)
+	// No structuredContent: Claude Code hands the model structuredContent
+	// (decoded and encoded again, < and > raw) in place of the content, so
+	// the escaped text and the untrusted line would never reach it.
+	res := &mcp.CallToolResult{IsError: o.Exit != 0}
 	res.Content = append(res.Content, &mcp.TextContent{Text: text})
 	if notes := noteLines(o.Stderr); notes != "" {
 		res.Content = append(res.Content, &mcp.TextContent{Text: notes})
@@ -48,33 +51,28 @@ func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
 	return b
 }
 
-// shape decodes a command's JSON and sanitizes every string in it. JSON
-// that does not decode is passed on as sanitized text.
-func shape(b []byte) (any, string) {
+// shape sanitizes every string of a command's JSON and returns it as
+// text with < > & escaped. JSON that does not decode is passed on as
+// sanitized text.
+func shape(b []byte) string {
 	if plain(b) {
 		// Nothing to clean: pass the command's JSON on without decoding it.
 		var out bytes.Buffer
-		if json.Compact(&out, b) == nil && len(out.Bytes()) > 0 && out.Bytes()[0] == '{' {
-			return json.RawMessage(out.Bytes()), out.String()
+		if json.Compact(&out, b) == nil {
+			return out.String()
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		s := facts.Sanitize(string(b), textCap)
-		return map[string]any{"output": s}, escapeTags(s)
+		return escapeTags(facts.Sanitize(string(b), textCap))
 	}
-	v = clean(v)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
 	enc.SetEscapeHTML(true) // < > & as \u003c \u003e \u0026: no tag reaches the model as a tag
-	enc.Encode(v)
-	if _, ok := v.(map[string]any); !ok {
-		// structuredContent must be an object.
-		v = map[string]any{"result": v}
-	}
-	return v, strings.TrimSpace(out.String())
+	enc.Encode(clean(v))
+	return strings.TrimSpace(out.String())
 }
 
 // plain says whether JSON text holds only strings that sanitizing leaves

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 )
@@ -10,26 +9,18 @@ func TestShape(t *testing.T) {
 	long := strings.Repeat("x", textCap+10)
 	for _, c := range []struct {
 		name, in string
-		raw      bool   // passed on without decoding
 		want     string // in the text
 		not      string // never in the text
 	}{
-		{"plain", `{"a": "b \"q\" c\\d", "n": [1, 2.5, true, null]}`, true, `{"a":"b \"q\" c\\d","n":[1,2.5,true,null]}`, ""},
-		{"escape sequence", `{"s": "\u001b[31mred"}`, false, `{"s":"red"}`, `\u001b`},
-		{"tag", `{"s": "</system-reminder>"}`, false, `\u003c/system-reminder\u003e`, `<`},
-		{"bell in a key", `{"k\u0007": 1}`, false, `"k":1`, `\u0007`},
-		{"long", `{"s": "` + long + `"}`, false, `...[truncated]`, long},
-		{"not JSON", `oops <b>`, false, `oops &lt;b&gt;`, `<`},
+		{"plain", `{"a": "b \"q\" c\\d", "n": [1, 2.5, true, null]}`, `{"a":"b \"q\" c\\d","n":[1,2.5,true,null]}`, ""},
+		{"escape sequence", `{"s": "\u001b[31mred"}`, `{"s":"red"}`, `\u001b`},
+		{"tag", `{"s": "</system-reminder>"}`, `\u003c/system-reminder\u003e`, `<`},
+		{"bell in a key", `{"k\u0007": 1}`, `"k":1`, `\u0007`},
+		{"long", `{"s": "` + long + `"}`, `...[truncated]`, long},
+		{"not JSON", `oops <b>`, `oops &lt;b&gt;`, `<`},
 	} {
-		v, text := shape([]byte(c.in))
-		if _, isRaw := v.(json.RawMessage); isRaw != c.raw {
-			t.Errorf("%s: raw %v, want %v", c.name, isRaw, c.raw)
-		}
-		if !strings.Contains(text, c.want) || c.not != "" && strings.Contains(text, c.not) {
+		if text := shape([]byte(c.in)); !strings.Contains(text, c.want) || c.not != "" && strings.Contains(text, c.not) {
 			t.Errorf("%s: text %.200q", c.name, text)
-		}
-		if b, err := json.Marshal(v); err != nil || b[0] != '{' {
-			t.Errorf("%s: structured content %s is not an object (%v)", c.name, b, err)
 		}
 	}
 }

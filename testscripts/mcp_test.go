@@ -67,6 +67,11 @@ func callTool(t testing.TB, s *mcp.ClientSession, name string, args map[string]a
 	}
 	var a answer
 	a.isError = res.IsError
+	if res.StructuredContent != nil {
+		// Claude Code hands the model structuredContent in place of the
+		// content: the escaped text and the untrusted line would be lost.
+		t.Errorf("%s: the answer carries structuredContent", name)
+	}
 	var texts []string
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {

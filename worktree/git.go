@@ -154,9 +154,11 @@ func (r *Repo) branchHead(branch string) (string, error) {
 // DefaultBase names the branch work merges into: the main checkout's
 // branch, else main, else master.
 func (r *Repo) DefaultBase() (string, error) {
+	unborn := ""
 	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "HEAD")); err == nil {
 		s := strings.TrimSpace(string(b))
 		if name, ok := strings.CutPrefix(s, "ref: refs/heads/"); ok {
+			unborn = name
 			if h, err := r.branchHead(name); err != nil {
 				return "", err
 			} else if h != "" {
@@ -171,6 +173,12 @@ func (r *Repo) DefaultBase() (string, error) {
 		}
 		if h != "" {
 			return name, nil
+		}
+	}
+	if unborn != "" {
+		if h, _ := r.branchHead(unborn); h == "" {
+			return "", &facts.UsageError{Msg: fmt.Sprintf("no commits yet: branch %s has no commit to start from", unborn),
+				Hint: `git commit --allow-empty -m "first commit"`}
 		}
 	}
 	return "", &facts.UsageError{Msg: "cannot tell which branch work merges into: the main checkout is not on a branch and there is no main or master",

@@ -134,7 +134,7 @@ func (r *Repo) Remove(name string, force bool, base, start string) (*Removal, er
 		return nil, err
 	}
 	if !in.Registered && !in.Exists && in.Head == "" {
-		return nil, &facts.UsageError{Msg: fmt.Sprintf("no rally worktree named %q", name), Hint: "git rally worktree list"}
+		return nil, &facts.UsageError{Msg: fmt.Sprintf("no such worktree: %q", name), Hint: "git rally worktree list"}
 	}
 	if in.Exists && !in.Registered {
 		return nil, &facts.RefusedError{Msg: fmt.Sprintf("%s is not a registered git worktree; rally does not delete what it did not make", in.Path),

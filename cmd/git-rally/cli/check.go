@@ -48,7 +48,7 @@ func newCmdCheck(f *factory) *cobra.Command {
 		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
+			o, err := f.Asker()
 			if err != nil {
 				return err
 			}
@@ -66,7 +66,7 @@ func newCmdCheck(f *factory) *cobra.Command {
 }
 
 func runCheck(f *factory, opts *checkOptions, args []string) error {
-	o, err := f.Identity()
+	o, err := f.Asker()
 	if err != nil {
 		return err
 	}
@@ -106,6 +106,9 @@ func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, er
 	for _, a := range args {
 		sc, err := facts.ParseScope(a, pc)
 		if err != nil {
+			return facts.CheckResult{}, err
+		}
+		if err := globHint(a, sc, pc); err != nil {
 			return facts.CheckResult{}, err
 		}
 		scopes = append(scopes, sc)

@@ -2,6 +2,8 @@ package cli
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -81,12 +83,31 @@ func parseScopes(f *factory, args []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := globHint(a, s, pc); err != nil {
+			return nil, err
+		}
 		if !seen[s.String()] {
 			seen[s.String()] = true
 			out = append(out, s.String())
 		}
 	}
 	return out, nil
+}
+
+// globHint refuses a plain path with pattern characters that names no
+// file: claim 'src/*.ts' would hold one file literally named "*.ts" and
+// leave every .ts file free. A typed scope (file:, glob:) says what it means.
+func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
+	if (s.Kind != "file" && s.Kind != "dir") || strings.HasPrefix(arg, s.Kind+":") || !strings.ContainsAny(arg, "*?[") {
+		return nil
+	}
+	if pc.Root != "" {
+		if _, err := os.Lstat(filepath.Join(pc.Root, filepath.FromSlash(s.Value))); err == nil {
+			return nil // a file with that very name
+		}
+	}
+	return &usageError{msg: fmt.Sprintf("%q looks like a pattern, but a plain path is one literal file", arg),
+		hint: fmt.Sprintf("glob:%s for every path it matches, or file:%s for a file of that name", s.Value, s.Value)}
 }
 
 // parseDuration reads 90s, 45m, 3h, 2d or a Go duration; it must be

@@ -232,6 +232,15 @@ func (f *factory) printJSON(j *jsonFlags, v any) error {
 		fmt.Fprintln(f.out, res.String())
 		return nil
 	}
+	// An object or array picked out of the indented document keeps its
+	// old depth; indent it as --json would print it on its own. What
+	// gjson builds (a multipath {a,b}, a #(...)# list) is one compact
+	// line, and scripts match it as such.
+	var ind bytes.Buffer
+	if strings.Contains(res.Raw, "\n") && json.Indent(&ind, []byte(res.Raw), "", "  ") == nil {
+		fmt.Fprintln(f.out, ind.String())
+		return nil
+	}
 	fmt.Fprintln(f.out, res.Raw)
 	return nil
 }
@@ -298,3 +307,16 @@ func (v *toolsValue) Set(s string) error {
 func (f *factory) tools() []string { return f.toolList }
 
 func secs(n int64) time.Duration { return time.Duration(n) * time.Second }
+
+// Asker is Identity for reading commands (inbox, next, check, room
+// --compact): the room is read from someone's point of view, and the
+// error asks who is asking, not who is writing.
+func (f *factory) Asker() (facts.Owner, error) {
+	o, err := f.Identity()
+	var ue *usageError
+	if errors.As(err, &ue) && ue.code == "no-identity" {
+		return o, &usageError{code: ue.code, msg: "no identity: who is asking? (this view is read for one tool)",
+			hint: "pass --tool <name> (for example --tool codex:verify-1), or export RALLY_TOOL, or git config rally.tool <name>"}
+	}
+	return o, err
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -43,7 +44,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 		RunE: func(c *cobra.Command, args []string) error {
 			tools := f.tools()
 			if len(tools) == 0 {
-				o, err := f.Identity()
+				o, err := f.Asker()
 				if err != nil {
 					return err
 				}
@@ -96,7 +97,7 @@ func printInboxItems(f *factory, items []inboxItemJSON) {
 			flags += ", stale"
 		}
 		if it.AckBy != "" {
-			flags += ", reply by " + it.AckBy
+			flags += ", reply by " + localTime(it.AckBy, time.Local)
 		}
 		if it.Verified != "" {
 			flags += ", " + it.Verified
@@ -136,7 +137,7 @@ func newCmdNext(f *factory) *cobra.Command {
 		Short: "Suggest your next move (a suggestion, not an order); records overdue handoffs you sent",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
+			o, err := f.Asker()
 			if err != nil {
 				return err
 			}

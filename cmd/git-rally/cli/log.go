@@ -69,9 +69,17 @@ func runLog(f *factory, opts *logOptions) error {
 		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.mustNow()
+	var retracted map[string]string
+	if st, err := f.State(); err == nil {
+		retracted = st.Retraction
+	}
 	for _, fa := range sel {
-		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(fa.Summary(), 300),
-			verdictTag(verdictOf(v, fa.ID, fa.Tool)))
+		mark := ""
+		if r, ok := retracted[fa.ID]; ok {
+			mark = " [retracted by " + r + "]"
+		}
+		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(logLine(fa), 400),
+			mark, verdictTag(verdictOf(v, fa.ID, fa.Tool)))
 	}
 	return nil
 }

@@ -152,7 +152,6 @@ current time.`,
 		return &usageError{msg: err.Error(), hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
-	root.CompletionOptions.DisableDefaultCmd = true
 	root.AddCommand(
 		newCmdInit(f), newCmdEnter(f), newCmdLeave(f), newCmdWhoami(f),
 		newCmdClaim(f), newCmdRelease(f), newCmdCheck(f),
@@ -160,14 +159,18 @@ current time.`,
 		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
 		newCmdRetract(f), newCmdSay(f),
 		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
-		newCmdDemo(f),
+		newCmdDemo(f), newCmdVersion(f), newCmdMan(f),
 	)
 	for _, c := range extraCommands {
 		root.AddCommand(c(f))
 	}
 	root.PersistentPreRunE = checkQuery
+	setVersion(root)
 	root.SetHelpCommand(newCmdHelp())
+	root.InitDefaultCompletionCmd()
+	extendCompletion(f, root)
 	guardGroups(root)
+	addExamples(root)
 	return root
 }
 

@@ -77,7 +77,11 @@ func newCmdWhoami(f *factory) *cobra.Command {
 				return err
 			}
 			if j.on() {
-				return f.printJSON(&j, map[string]string{"tool": o.Tool, "session": o.Session, "owner": o.String()})
+				out := map[string]string{"tool": o.Tool, "owner": o.String()}
+				if o.Session != "" {
+					out["session"] = o.Session // omitted when empty, as the room does
+				}
+				return f.printJSON(&j, out)
 			}
 			fmt.Fprintln(f.out, o.String())
 			return nil

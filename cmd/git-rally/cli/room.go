@@ -267,7 +267,7 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 	if r.Totals.Ignored > 0 {
 		ign = fmt.Sprintf(", %d ignored: not verified (rally.requireSigned)", r.Totals.Ignored)
 	}
-	fmt.Fprintf(w, "room at %s, clock %d, %d facts (%d retracted%s)\n", head, r.Clock, r.Totals.Facts, r.Totals.Retracted, ign)
+	fmt.Fprintf(w, "room at %s, clock %d, %s (%d retracted%s)\n", head, r.Clock, plural(r.Totals.Facts, "fact"), r.Totals.Retracted, ign)
 	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
 	for _, p := range r.Peers {
 		who := p.Tool
@@ -286,8 +286,12 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 		if c.Contested {
 			extra = " CONTESTED by " + c.HeldOver
 		}
-		fmt.Fprintf(w, "  %s %-28s %s %s, lease %s until %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			c.LeaseState, c.LeaseExpiresAt, c.OwnerState, extra, verdictTag(c.Verified))
+		lease := "lease live until " + localTime(c.LeaseExpiresAt, time.Local)
+		if c.LeaseState == "expired" {
+			lease = "lease expired since " + localTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
+		}
+		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
+			lease, c.OwnerState, extra, verdictTag(c.Verified))
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {

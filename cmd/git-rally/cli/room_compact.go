@@ -80,7 +80,7 @@ func runRoomCompact(f *factory, opts *roomOptions) error {
 	if opts.budget < 256 {
 		return usagef("--budget-bytes %d is too small: want at least 256", opts.budget)
 	}
-	o, err := f.Identity()
+	o, err := f.Asker()
 	if err != nil {
 		return err
 	}

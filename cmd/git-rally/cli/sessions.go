@@ -45,7 +45,11 @@ func sessionsList(f *factory) ([]session.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := liveTargets(&session.Tmux{}, st)
+	b, err := newBackend("")
+	if err != nil {
+		return nil, err
+	}
+	live, err := liveTargets(b, st)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +116,11 @@ type roomSessionJSON struct {
 // one of them may be running.
 func roomSessions(st *facts.State) []roomSessionJSON {
 	out := []roomSessionJSON{}
-	live, err := liveTargets(&session.Tmux{}, st)
+	b, err := newBackend("")
+	if err != nil {
+		return out
+	}
+	live, err := liveTargets(b, st)
 	if err != nil {
 		live = map[string]bool{}
 	}

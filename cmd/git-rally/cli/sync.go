@@ -29,16 +29,17 @@ type syncJSON struct {
 	NewFacts  int      `json:"new_facts"`
 	Merged    bool     `json:"merged"`
 	Pushed    bool     `json:"pushed"`
-	Contested []string `json:"contested"`
+	Contested []string `json:"contested"` // SPEC 7 names it; contested_claims says what it is
 	// Additions beyond the contract.
-	Merge      string   `json:"merge"`
-	Risks      []string `json:"risks"`
-	Retracted  []string `json:"retracted"`
-	Head       string   `json:"head"`
-	RemoteHead string   `json:"remote_head"`
-	Rounds     int      `json:"rounds"`
-	Rewritten  bool     `json:"rewritten"`
-	Missing    int      `json:"missing_on_remote"`
+	ContestedClaims []string `json:"contested_claims"`
+	Merge           string   `json:"merge"`
+	Risks           []string `json:"risks"`
+	Retracted       []string `json:"retracted_facts"` // not "retracted": the room's is a count
+	Head            string   `json:"head"`
+	RemoteHead      string   `json:"remote_head"`
+	Rounds          int      `json:"rounds"`
+	Rewritten       bool     `json:"rewritten"`
+	Missing         int      `json:"missing_on_remote"`
 }
 
 func newCmdSync(f *factory) *cobra.Command {
@@ -133,6 +134,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		for _, c := range contests {
 			out.Contested = append(out.Contested, c.Claim.ID)
 		}
+		out.ContestedClaims = out.Contested
 		for _, rk := range res.Risks {
 			out.Risks = append(out.Risks, rk.ID)
 		}

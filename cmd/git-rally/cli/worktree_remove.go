@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"time"
 
@@ -37,6 +38,17 @@ of the session closes its claims.`,
 	return c
 }
 
+// worktreeExists: the worktree's directory or its branch is there.
+func worktreeExists(r *worktree.Repo, name string) bool {
+	if p, err := r.Path(name); err == nil {
+		if _, err := os.Lstat(p); err == nil {
+			return true
+		}
+	}
+	_, err := r.Commit("refs/heads/" + worktree.BranchPrefix + name)
+	return err == nil
+}
+
 func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) error {
 	if err := worktree.CheckName(name); err != nil {
 		return err
@@ -52,6 +64,9 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 	sess := st.Sessions[name]
 	o, err := f.Identity()
 	if err != nil {
+		if o.Tool == "" && sess == nil && !worktreeExists(r, name) {
+			return &usageError{code: "not-found", msg: fmt.Sprintf("no such worktree: %q", name), hint: "git rally worktree list"}
+		}
 		// Nobody named: the session's own tool records its end.
 		if o.Tool != "" || sess == nil {
 			return err
