@@ -52,17 +52,29 @@ func HooksDir(r *worktree.Repo) (string, error) {
 }
 
 type gitHook struct {
+	gitHookFile
 	path, chain string
 	exists      bool
 	content     []byte
 }
 
-func readGitHook(r *worktree.Repo) (gitHook, error) {
+// gitHookFile is one git hook rally installs: its name, its fixed script,
+// the marker line that recognises any version of it.
+type gitHookFile struct{ name, script, marker string }
+
+var (
+	preCommitHook = gitHookFile{"pre-commit", preCommitScript, preCommitMarker}
+	prePushHook   = gitHookFile{"pre-push", prePushScript, prePushMarker}
+)
+
+func readGitHook(r *worktree.Repo) (gitHook, error) { return readGitHookFile(r, preCommitHook) }
+
+func readGitHookFile(r *worktree.Repo, hf gitHookFile) (gitHook, error) {
 	dir, err := HooksDir(r)
 	if err != nil {
 		return gitHook{}, err
 	}
-	h := gitHook{path: filepath.Join(dir, "pre-commit")}
+	h := gitHook{gitHookFile: hf, path: filepath.Join(dir, hf.name)}
 	h.chain = h.path + ChainedSuffix
 	if _, err := os.Lstat(h.path); err == nil {
 		h.exists = true
@@ -71,8 +83,8 @@ func readGitHook(r *worktree.Repo) (gitHook, error) {
 	return h, nil
 }
 
-func (h gitHook) current() bool { return h.exists && bytes.Equal(h.content, []byte(preCommitScript)) }
-func (h gitHook) ours() bool    { return h.exists && bytes.Contains(h.content, []byte(preCommitMarker)) }
+func (h gitHook) current() bool { return h.exists && bytes.Equal(h.content, []byte(h.script)) }
+func (h gitHook) ours() bool    { return h.exists && bytes.Contains(h.content, []byte(h.marker)) }
 
 func exists(p string) bool {
 	_, err := os.Lstat(p)
@@ -86,9 +98,9 @@ func (h gitHook) result(r *worktree.Repo) Result {
 		res.State = StateInstalled
 	case h.ours():
 		res.State = StateOutdated
-		res.Note = "an older rally pre-commit hook; `git rally hooks install --git` replaces it"
+		res.Note = "an older rally " + h.name + " hook; `git rally hooks install --git` replaces it"
 	case h.exists:
-		res.Note = "pre-commit is another hook; `git rally hooks install --git` keeps it and runs it first"
+		res.Note = h.name + " is another hook; `git rally hooks install --git` keeps it and runs it first"
 	}
 	if res.State != StateNotInstalled && exists(h.chain) {
 		res.Chained = display(r, h.chain)
@@ -96,8 +108,45 @@ func (h gitHook) result(r *worktree.Repo) Result {
 	return res
 }
 
+// installGit installs the pre-commit and the pre-push hook; the result is
+// the pre-commit one's, with what happened to pre-push folded in.
 func installGit(r *worktree.Repo) (Result, error) {
-	h, err := readGitHook(r)
+	res, err := installGitHook(r, preCommitHook)
+	if err != nil {
+		return Result{}, err
+	}
+	push, err := installGitHook(r, prePushHook)
+	if err != nil {
+		return Result{}, err
+	}
+	return foldPrePush(res, push), nil
+}
+
+// foldPrePush adds the pre-push hook's state to the pre-commit result:
+// the git host is installed when both are.
+func foldPrePush(res, push Result) Result {
+	res.Changed = res.Changed || push.Changed
+	if res.State == StateInstalled && push.State != StateInstalled {
+		res.State = StateOutdated
+		if push.Note == "" {
+			push.Note = "the pre-push hook is missing; `git rally hooks install --git` adds it"
+		}
+	}
+	notes := []string{}
+	for _, n := range []string{res.Note, push.Note} {
+		if n != "" {
+			notes = append(notes, n)
+		}
+	}
+	if push.Chained != "" {
+		notes = append(notes, "pre-push runs "+push.Chained+" first")
+	}
+	res.Note = strings.Join(notes, "; ")
+	return res
+}
+
+func installGitHook(r *worktree.Repo, hf gitHookFile) (Result, error) {
+	h, err := readGitHookFile(r, hf)
 	if err != nil {
 		return Result{}, err
 	}
@@ -110,30 +159,49 @@ func installGit(r *worktree.Repo) (Result, error) {
 				display(r, h.path), display(r, h.chain))
 		}
 		if err := os.Rename(h.path, h.chain); err != nil {
-			return Result{}, fmt.Errorf("keeping the existing pre-commit hook: %w", err)
+			return Result{}, fmt.Errorf("keeping the existing %s hook: %w", h.name, err)
 		}
 	}
 	made, err := mkdirs(filepath.Dir(h.path))
 	if err != nil {
 		return Result{}, err
 	}
-	if err := writeAtomic(h.path, []byte(preCommitScript), 0o755); err != nil {
+	if err := writeAtomic(h.path, []byte(h.script), 0o755); err != nil {
 		if !h.ours() && h.exists {
 			os.Rename(h.chain, h.path)
 		}
-		return Result{}, fmt.Errorf("writing the pre-commit hook: %w", err)
+		return Result{}, fmt.Errorf("writing the %s hook: %w", h.name, err)
 	}
 	if len(made) > 0 {
-		saveRecord(r, &record{Path: h.path, MadeDirs: made, Wrote: digest([]byte(preCommitScript))})
+		saveRecord(r, &record{Path: h.path, MadeDirs: made, Wrote: digest([]byte(h.script))})
 	}
-	h.exists, h.content = true, []byte(preCommitScript)
+	h.exists, h.content = true, []byte(h.script)
 	res := h.result(r)
 	res.Changed = true
 	return res, nil
 }
 
+// uninstallGit removes the pre-push hook, then the pre-commit hook (whose
+// result it reports; the hooks directory a record says rally made goes
+// last).
 func uninstallGit(r *worktree.Repo) (Result, error) {
-	h, err := readGitHook(r)
+	push, err := uninstallGitHook(r, prePushHook)
+	if err != nil {
+		return Result{}, err
+	}
+	res, err := uninstallGitHook(r, preCommitHook)
+	if err != nil {
+		return res, err
+	}
+	res.Changed = res.Changed || push.Changed
+	if push.Note != "" && push.Note != res.Note {
+		res.Note = strings.TrimPrefix(res.Note+"; "+push.Note, "; ")
+	}
+	return res, nil
+}
+
+func uninstallGitHook(r *worktree.Repo, hf gitHookFile) (Result, error) {
+	h, err := readGitHookFile(r, hf)
 	if err != nil {
 		return Result{}, err
 	}
@@ -145,17 +213,17 @@ func uninstallGit(r *worktree.Repo) (Result, error) {
 		}
 		res.Changed = true
 	case h.exists:
-		res.Note = "pre-commit is not rally's; left as it is"
+		res.Note = h.name + " is not rally's; left as it is"
 		return res, nil
 	}
 	// The user's hook goes back where it was, also when rally's hook was
 	// deleted by hand.
 	if exists(h.chain) {
 		if err := os.Rename(h.chain, h.path); err != nil {
-			return res, fmt.Errorf("restoring the earlier pre-commit hook: %w", err)
+			return res, fmt.Errorf("restoring the earlier %s hook: %w", h.name, err)
 		}
 		res.Changed = true
-		res.Note = "restored the earlier pre-commit hook"
+		res.Note = "restored the earlier " + h.name + " hook"
 	}
 	if rec := loadRecord(r, h.path); rec != nil {
 		removeDirs(rec.MadeDirs)
@@ -169,5 +237,13 @@ func statusGit(r *worktree.Repo) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return h.result(r), nil
+	p, err := readGitHookFile(r, prePushHook)
+	if err != nil {
+		return Result{}, err
+	}
+	res := h.result(r)
+	if res.State == StateNotInstalled {
+		return res, nil
+	}
+	return foldPrePush(res, p.result(r)), nil
 }

@@ -22,6 +22,9 @@ type Invocation struct {
 	// rally.tool, the worktree's session): the committer's, for the git
 	// pre-commit hook. Agent hooks derive theirs from the host's session.
 	Identity func() (facts.Owner, error)
+	// Args are the hook's own arguments after <host> <event> (git gives
+	// pre-push the remote's name).
+	Args []string
 }
 
 // Answer is what a hook prints and how it exits.
@@ -51,6 +54,8 @@ func Handle(inv Invocation) (ans Answer) {
 	switch {
 	case inv.Host == Git && ev == "precommit":
 		return preCommit(inv)
+	case inv.Host == Git && ev == "prepush":
+		return prePush(inv)
 	case inv.Host == Git:
 		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown git hook %q; nothing checked\n", inv.Event))}
 	case !isAgent:

@@ -84,8 +84,9 @@ func printCheck(f *factory, opts *checkOptions, o facts.Owner, res facts.CheckRe
 			return err
 		}
 	} else {
+		pt := f.paint()
 		for _, fd := range out.Findings {
-			fmt.Fprintf(f.out, "%-5s %-18s %s: %s\n", fd.Severity, fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
+			fmt.Fprintf(f.out, "%s %-18s %s: %s\n", paintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
 		}
 		fmt.Fprintf(f.out, "allow: %v\n", out.Allow)
 	}

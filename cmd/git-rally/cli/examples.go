@@ -91,6 +91,39 @@ var examples = map[string]string{
 	"completion": `  source <(git rally completion bash)
   git rally completion zsh > "${fpath[1]}/_git-rally"
   git rally completion fish > ~/.config/fish/completions/git-rally.fish`,
+	"run": `  git rally run claude --task "fix the flaky ledger test"
+  git rally run codex --name verify --scope src/api/ --dry-run --json`,
+	"sessions": `  git rally sessions
+  git rally sessions --json`,
+	"inject": `  git rally inject verify --handoff f_8a4f62
+  git rally inject verify --text "the API moved to src/api/v2" --dry-run`,
+	"capture": `  git rally capture verify --lines 20`,
+	"attach":  `  git rally attach verify`,
+	"stop": `  git rally stop verify --dry-run
+  git rally stop verify`,
+	"adopt": `  git rally adopt helper --tmux work:1.0 --agent claude --tool claude_code:helper`,
+	"watch": `  git rally watch --tool codex:verify-1
+  git rally watch --once --timeout 10m --json
+  git rally watch --on-activity 'notify-send "rally: $RALLY_COUNT new facts"'`,
+	"plan": `  git rally plan lint checkout.json
+  git rally plan start checkout.json
+  git rally plan status`,
+	"plan lint":   `  git rally plan lint checkout.json --json`,
+	"plan start":  `  git rally plan start checkout.json`,
+	"plan status": `  git rally plan status checkout-v2 --json`,
+	"plan take":   `  git rally plan take checkout-v2/api`,
+	"plan report": `  git rally plan report checkout-v2/api --evidence "go test ./src/api/... ok" --revision HEAD`,
+	"plan close":  `  git rally plan close checkout-v2`,
+	"plan run":    `  git rally plan run checkout-v2 --agent codex --max 2 --dry-run --json`,
+	"serve": `  git rally serve
+  git rally serve --addr 127.0.0.1:8377 --open`,
+	"mcp": `  git rally mcp --tool claude_code:impl-1
+  git rally hooks install --mcp --claude`,
+	"completion bash": `  source <(git rally completion bash)
+  git rally completion bash > ~/.local/share/bash-completion/completions/git-rally`,
+	"completion zsh":        `  git rally completion zsh > "${fpath[1]}/_git-rally"`,
+	"completion fish":       `  git rally completion fish > ~/.config/fish/completions/git-rally.fish`,
+	"completion powershell": `  git rally completion powershell | Out-String | Invoke-Expression`,
 	"deinit": `  git rally deinit
   git rally deinit --delete-ledger`,
 }

@@ -29,6 +29,11 @@ type factory struct {
 	toolFlag string   // the last --tool
 	toolList []string // every --tool, for commands that take several
 
+	color        colorValue // --color
+	colorDecided bool
+	colorUse     bool
+	noPager      bool // --no-pager
+
 	repo   *worktree.Repo
 	ledger *facts.Ledger
 	state  *facts.State

@@ -44,7 +44,7 @@ RALLY_HOOKS=off silences every hook.`,
 }
 
 func runHook(f *factory, args []string) error {
-	if len(args) != 2 {
+	if len(args) < 2 || (len(args) > 2 && args[0] != hooks.Git) {
 		fmt.Fprintln(f.err, "git-rally: warning: usage: git rally hook <host> <event>; nothing checked")
 		return nil
 	}
@@ -53,12 +53,12 @@ func runHook(f *factory, args []string) error {
 		now = time.Now().UTC()
 	}
 	var input []byte
-	if args[0] != hooks.Git {
+	if args[0] != hooks.Git || args[1] == "pre-push" {
 		input = readHookInput(f.in)
 	}
 	wd, _ := os.Getwd()
 	ans := hooks.Handle(hooks.Invocation{Host: args[0], Event: args[1], Input: input, Dir: wd,
-		Getenv: os.Getenv, Now: now, Identity: f.Identity})
+		Getenv: os.Getenv, Now: now, Identity: f.Identity, Args: args[2:]})
 	f.out.Write(ans.Stdout)
 	f.err.Write(ans.Stderr)
 	if ans.Code != 0 {

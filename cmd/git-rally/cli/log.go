@@ -69,6 +69,8 @@ func runLog(f *factory, opts *logOptions) error {
 		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.mustNow()
+	defer f.startPager()()
+	pt := f.paint()
 	var retracted map[string]string
 	if st, err := f.State(); err == nil {
 		retracted = st.Retraction
@@ -76,7 +78,7 @@ func runLog(f *factory, opts *logOptions) error {
 	for _, fa := range sel {
 		mark := ""
 		if r, ok := retracted[fa.ID]; ok {
-			mark = " [retracted by " + r + "]"
+			mark = " " + pt(cYellow, "[retracted by "+r+"]")
 		}
 		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(logLine(fa), 400),
 			mark, verdictTag(verdictOf(v, fa.ID, fa.Tool)))

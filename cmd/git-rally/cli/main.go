@@ -152,6 +152,9 @@ current time.`,
 		return &usageError{msg: err.Error(), hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
+	root.PersistentFlags().Var(&f.color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")
+	root.PersistentFlags().Lookup("color").NoOptDefVal = "always"
+	root.PersistentFlags().BoolVar(&f.noPager, "no-pager", false, "do not page log output")
 	root.AddCommand(
 		newCmdInit(f), newCmdEnter(f), newCmdLeave(f), newCmdWhoami(f),
 		newCmdClaim(f), newCmdRelease(f), newCmdCheck(f),
@@ -159,7 +162,7 @@ current time.`,
 		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
 		newCmdRetract(f), newCmdSay(f),
 		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
-		newCmdDemo(f), newCmdVersion(f), newCmdMan(f),
+		newCmdDemo(f), newCmdVersion(f), newCmdMan(f), newCmdDeinit(f),
 	)
 	for _, c := range extraCommands {
 		root.AddCommand(c(f))

@@ -146,7 +146,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	if opts.j.on() {
 		return f.printJSON(&opts.j, out)
 	}
-	printRoom(f.out, out, now)
+	printRoom(f.out, out, now, f.paint())
 	return nil
 }
 
@@ -255,7 +255,7 @@ func ago(now time.Time, at string) string {
 	return facts.Ago(now.Sub(t)) + " ago"
 }
 
-func printRoom(w io.Writer, r roomJSON, now time.Time) {
+func printRoom(w io.Writer, r roomJSON, now time.Time, pt painter) {
 	head := r.Head
 	if len(head) > 12 {
 		head = head[:12]
@@ -274,7 +274,7 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %-7s last seen %s%s\n", who, p.State, ago(now, p.LastSeen), verdictTag(p.Verified))
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, paintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), verdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {
@@ -284,22 +284,22 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 		}
 		extra := ""
 		if c.Contested {
-			extra = " CONTESTED by " + c.HeldOver
+			extra = " " + pt(cRed, "CONTESTED") + " by " + c.HeldOver
 		}
 		lease := "lease live until " + localTime(c.LeaseExpiresAt, time.Local)
 		if c.LeaseState == "expired" {
-			lease = "lease expired since " + localTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
+			lease = pt(cRed, "lease expired") + " since " + localTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
 		}
 		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			lease, c.OwnerState, extra, verdictTag(c.Verified))
+			lease, paintState(pt, c.OwnerState), extra, verdictTag(c.Verified))
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {
 		od := ""
 		if h.Overdue {
-			od = " OVERDUE"
+			od = " " + pt(cRed, "OVERDUE")
 		}
-		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, h.State, od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, paintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))
@@ -319,5 +319,6 @@ func printRoom(w io.Writer, r roomJSON, now time.Time) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
+	printRoomSessions(w, r.Sessions)
 	printRoomPlans(w, r.Plans)
 }

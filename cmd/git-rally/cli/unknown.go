@@ -83,6 +83,8 @@ func newCmdHelp() *cobra.Command {
 		Use:   "help [command]",
 		Short: "Help about any command",
 		Long:  "Help for any command: git rally help claim, git rally help hooks install.",
+		Example: `  git rally help claim
+  git rally help hooks install`,
 		RunE: func(c *cobra.Command, args []string) error {
 			root := c.Root()
 			target := root

@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// startPager sends stdout through the pager as git does: only when stdout
+// is a terminal and --no-pager is not given; the pager is $GIT_PAGER, else
+// git config core.pager, else $PAGER, else less, with LESS=FRX (quit when
+// it fits, keep colour, no screen clearing) unless LESS is set; "cat" or
+// an empty pager means none. Like git, it runs the pager's command line
+// through the shell: it is the user's own command line. The returned
+// function waits for the pager to finish.
+func (f *factory) startPager() func() {
+	if f.noPager || !outTerminal(f.out) {
+		return func() {}
+	}
+	pager := os.Getenv("GIT_PAGER")
+	if pager == "" {
+		if r, err := f.Repo(); err == nil {
+			if out, err := refs.Git(r.Dir(), nil, "config", "--get", "core.pager"); err == nil {
+				pager = strings.TrimSpace(out)
+			}
+		}
+	}
+	if pager == "" {
+		pager = os.Getenv("PAGER")
+	}
+	if pager == "" {
+		pager = "less"
+	}
+	if pager == "cat" || strings.TrimSpace(pager) == "" {
+		return func() {}
+	}
+	cmd := exec.Command("sh", "-c", pager)
+	cmd.Stdout, cmd.Stderr = f.out, f.err
+	cmd.Env = os.Environ()
+	if os.Getenv("LESS") == "" {
+		cmd.Env = append(cmd.Env, "LESS=FRX")
+	}
+	if os.Getenv("LV") == "" {
+		cmd.Env = append(cmd.Env, "LV=-c")
+	}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return func() {}
+	}
+	if err := cmd.Start(); err != nil {
+		return func() {}
+	}
+	// Colour decided for the terminal stays on through the pager.
+	f.colorOn()
+	out := f.out
+	f.out = in
+	return func() {
+		in.Close()
+		cmd.Wait()
+		f.out = out
+	}
+}
