@@ -26,7 +26,7 @@ import (
 //	                   only when they change, decoded only when looked at
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 7
+const cacheVersion = 8
 
 // maxTreeEntries bounds a tree kept in state.gob (a day of more than 512
 // segments, or a segment written by a large merge, is read again instead).

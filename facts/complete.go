@@ -21,8 +21,14 @@ func (s *State) CheckBeforeComplete(me Owner, now time.Time) CheckResult {
 	flag := " --tool " + shellQuote(me.Tool)
 	for _, c := range s.OwnedClaims(me) {
 		scopes := strings.Join(c.Scopes, " ")
-		res.add(Finding{Code: OwnedActiveClaim, Severity: SevStop, Path: scopes, Claim: c.ID, Owner: me,
-			Message: fmt.Sprintf("you still hold %s (claim %s); release it when done: `git rally release %s%s`", scopes, c.ID, c.ID, flag)})
+		msg := fmt.Sprintf("you still hold %s (claim %s); release it when done: `git rally release %s%s`", scopes, c.ID, c.ID, flag)
+		if task := heldTask(c); task != "" {
+			// A plan task is finished by its report, which releases
+			// the claim; a release alone would leave the task undone.
+			msg = fmt.Sprintf("you hold task %s (claim %s); report it with evidence, which releases it: `git rally plan report %s --evidence \"...\"%s`",
+				task, c.ID, shellQuote(task), flag)
+		}
+		res.add(Finding{Code: OwnedActiveClaim, Severity: SevStop, Path: scopes, Claim: c.ID, Owner: me, Message: msg})
 	}
 	for _, b := range sortedFacts(s.Blockers) {
 		if b.Owner() != me {

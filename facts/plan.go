@@ -100,13 +100,16 @@ func (s *State) TaskHolder(plan, task string) *Fact {
 }
 
 // holdsTask reports whether a claim holds a task of a plan.
-func holdsTask(c *Fact) bool {
+func holdsTask(c *Fact) bool { return heldTask(c) != "" }
+
+// heldTask is the <plan>/<task> a claim holds, "" for none.
+func heldTask(c *Fact) string {
 	for _, s := range c.Scopes {
-		if _, _, ok := ParseTaskScope(s); ok {
-			return true
+		if p, t, ok := ParseTaskScope(s); ok {
+			return p + "/" + t
 		}
 	}
-	return false
+	return ""
 }
 
 // applyPlan projects a plan fact, a report or a close.

@@ -388,7 +388,10 @@ func (l *Ledger) Verifier() (*Verifier, error) {
 // Verdict is the verdict of the fact id authored by tool: verified when a
 // commit that introduced it is signed by a key the allowed-signers file
 // lists for tool (for rally's own facts, such as reaped claims, for
-// anyone), unsigned when none of them is signed, bad otherwise.
+// anyone); else unsigned when one of those commits is unsigned (a genuine
+// fact from before signing stays unsigned when a forger copies it into a
+// commit of their own); else bad. A fact with no record (its commit could
+// not be read) is unsigned.
 func (v *Verifier) Verdict(id, tool string) string {
 	best := ""
 	recs := v.vc.recs[id]

@@ -105,9 +105,8 @@ func codexHome(home string) string {
 }
 
 // codexConfig reads, line by line, the two things of config.toml that
-// decide whether project hooks run: a [projects."<dir>"] table with
-// trust_level = "trusted" for top or a directory above it, and [features]
-// hooks = false.
+// decide whether project hooks run: a [projects."<top>"] table with
+// trust_level = "trusted", and [features] hooks = false.
 func codexConfig(path, top string) (trusted, hooksOff bool) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -133,8 +132,10 @@ func codexConfig(path, top string) (trusted, hooksOff bool) {
 		case table == "features" && (k == "hooks" || k == "codex_hooks") && v == "false":
 			hooksOff = true
 		case strings.HasPrefix(table, "projects.") && k == "trust_level" && strings.Trim(v, `"'`) == "trusted":
+			// Exactly the project: Codex 0.171 loads no project hook
+			// when only a directory above it is trusted.
 			dir := strings.Trim(strings.TrimPrefix(table, "projects."), `"'`)
-			if within(dir, top) {
+			if dir != "" && filepath.Clean(dir) == filepath.Clean(top) {
 				trusted = true
 			}
 		}

@@ -72,12 +72,13 @@ func TestCycles(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"p","tasks":[{"id":"a","owns":["dir:a"],"depends_on":["a"]}]}`))
 	f.Add([]byte(`{"id":"p","tasks":[]}`))
+	f.Add([]byte("id: p\ntasks:\n  - {id: a, owns: [dir:a], depends_on: [a]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse(data)
-		if err != nil {
-			return
+		for _, parse := range []func([]byte) (*Plan, error){Parse, ParseYAML} {
+			if p, err := parse(data); err == nil {
+				Lint(p, facts.PathContext{}) // never panics
+			}
 		}
-		Lint(p, facts.PathContext{}) // never panics
 	})
 }
 

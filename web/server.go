@@ -25,7 +25,6 @@ type Source interface {
 	Plan(name string) ([]byte, error)                // plan status [name] --json; ErrUnavailable when this build has no plans
 	Commits(ids []string) (map[string]string, error) // fact id -> the ledger commit that introduced it
 	Head() (string, error)                           // the ledger's head commit ("" before init)
-	Sessions() ([]byte, error)                       // sessions --json
 }
 
 // ErrUnavailable is a view this build cannot answer.

@@ -29,9 +29,6 @@ func (f *fakeSource) Log(kind, tool string, n int) ([]byte, error) {
 }
 func (f *fakeSource) Worktrees() ([]byte, error)  { return []byte(`{"base":"main","branches":[]}`), nil }
 func (f *fakeSource) Plan(string) ([]byte, error) { return nil, ErrUnavailable }
-func (f *fakeSource) Sessions() ([]byte, error) {
-	return []byte(`{"sessions":[{"session":"codex-01","tool":"codex:01","agent":"codex","state":"live","worktree":"/r/.rally/worktrees/codex-01"}]}`), nil
-}
 func (f *fakeSource) Commits([]string) (map[string]string, error) {
 	return map[string]string{"f_1": "abcdef0123"}, nil
 }
@@ -40,7 +37,8 @@ func (f *fakeSource) Head() (string, error) { f.mu.Lock(); defer f.mu.Unlock(); 
 const fakeRoom = `{"head":"h1","clock":1,"peers":[{"tool":"a:1","state":"active","last_seen":"2026-01-05T09:00:00.000Z"}],
 "claims":[{"id":"f_c","tool":"a:1","scopes":["file:x"],"access":"exclusive","subject":"<img src=x onerror=alert(1)>",
 "at":"2026-01-05T09:00:00.000Z","lease_expires_at":"2026-01-05T09:30:00.000Z","lease_state":"expired","owner_state":"idle","contested":true}],
-"handoffs":[],"blockers":[],"risks":[],"worktrees":[],"totals":{"facts":1,"retracted":0,"by_kind":{"claim":1}}}`
+"handoffs":[],"blockers":[],"risks":[],"worktrees":[],
+"sessions":[{"session":"codex-01","tool":"codex:01","agent":"codex","state":"live","worktree":"/r/.rally/worktrees/codex-01"}],"totals":{"facts":1,"retracted":0,"by_kind":{"claim":1}}}`
 
 func start(t *testing.T) (*fakeSource, string, string) {
 	t.Helper()

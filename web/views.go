@@ -205,17 +205,6 @@ func (s *Server) room() (*roomData, error) {
 	if err := json.Unmarshal(b, &room); err != nil {
 		return nil, err
 	}
-	if len(room.Sessions) == 0 {
-		// The room names no sessions: ask the sessions command.
-		if b, err := s.src.Sessions(); err == nil {
-			var ss struct {
-				Sessions json.RawMessage `json:"sessions"`
-			}
-			if json.Unmarshal(b, &ss) == nil && len(ss.Sessions) > 0 {
-				json.Unmarshal(ss.Sessions, &room.Sessions)
-			}
-		}
-	}
 	fillLeases(&room, s.now())
 	return &room, nil
 }

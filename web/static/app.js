@@ -15,9 +15,26 @@
     if (!isNaN(t)) skew = t - Date.now();
   }
 
-  // Lease bars shrink as time passes, from the browser's clock set to the server's.
+  function ago(ms) {
+    var s = Math.round(Math.abs(ms) / 1000), out;
+    if (s < 5) return "just now";
+    if (s < 60) out = s + "s";
+    else if (s < 3600) out = Math.floor(s / 60) + "m";
+    else if (s < 86400) out = Math.floor(s / 3600) + "h" + (Math.floor(s / 60) % 60 ? Math.floor(s / 60) % 60 + "m" : "");
+    else out = Math.floor(s / 86400) + "d";
+    return ms >= 0 ? out + " ago" : "in " + out;
+  }
+
+  // Lease bars shrink and times read "3m ago" as time passes, from the
+  // browser's clock set to the server's.
   function bars() {
     var now = Date.now() + skew;
+    document.querySelectorAll("time[datetime]").forEach(function (t) {
+      var at = Date.parse(t.getAttribute("datetime"));
+      if (isNaN(at)) return;
+      t.title = t.getAttribute("datetime");
+      t.textContent = ago(now - at);
+    });
     document.querySelectorAll(".bar[data-end]").forEach(function (b) {
       var a = Date.parse(b.dataset.start), e = Date.parse(b.dataset.end);
       if (isNaN(a) || isNaN(e) || e <= a) return;

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/plan"
 )
 
@@ -46,7 +47,7 @@ taken from the repository's top level. "-" reads the plan from stdin.`,
 				}
 			} else {
 				for _, p := range out.Problems {
-					fmt.Fprintf(f.out, "%s: %s\n", p.Code, p.Message)
+					fmt.Fprintf(f.out, "%s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
 				}
 				if out.OK {
 					fmt.Fprintf(f.out, "plan %s: %d tasks, no problems\n", out.Plan, out.Tasks)

@@ -319,5 +319,6 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt painter) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
+	printRoomSessions(w, r.Sessions)
 	printRoomPlans(w, r.Plans)
 }

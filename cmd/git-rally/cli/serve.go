@@ -129,7 +129,6 @@ func (s *serveSource) run(args ...string) ([]byte, error) {
 
 func (s *serveSource) Room() ([]byte, error)      { return s.run("room", "--json") }
 func (s *serveSource) Worktrees() ([]byte, error) { return s.run("worktree", "plan", "--json") }
-func (s *serveSource) Sessions() ([]byte, error)  { return s.run("sessions", "--json") }
 func (s *serveSource) Plan(name string) ([]byte, error) {
 	if name != "" {
 		return s.run("plan", "status", "--json", "--", name)

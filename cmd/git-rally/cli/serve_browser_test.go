@@ -90,6 +90,14 @@ func TestServeInBrowser(t *testing.T) {
 	rallyT(t, "plan", "start", "plan.json", "--tool", "claude_code:impl-1")
 	rallyT(t, "plan", "take", "pay", "--tool", "codex:verify-1")
 	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
+	// A managed session, in the demo's stand-in terminal (no tmux), and a
+	// handoff delivered into it.
+	demoTerminal = newFakeTerminal()
+	defer func() { demoTerminal = nil }()
+	rallyT(t, "run", "codex", "--name", "rev", "--command-json", `["fake-agent"]`)
+	if out := rallyT(t, "handoff", "--tool", "claude_code:impl-1", "--target", "codex:rev-01", "--subject", "review the endpoint"); !strings.Contains(out, "delivered to session codex-rev-01") {
+		t.Fatalf("the handoff to the managed session was not delivered:\n%s", out)
+	}
 	wt := filepath.Join(repo, ".rally", "worktrees", "impl-1")
 	if err := os.MkdirAll(filepath.Join(wt, "src"), 0o777); err != nil {
 		t.Fatal(err)
@@ -225,10 +233,13 @@ func TestServeInBrowser(t *testing.T) {
 			t.Errorf("claims section lacks %q:\n%s", want, claims)
 		}
 	}
-	for _, want := range []string{"test the ping endpoint", "acknowledged", "review the tests", "open"} {
+	for _, want := range []string{"test the ping endpoint", "acknowledged", "review the tests", "open", "review the endpoint", "delivered"} {
 		if !strings.Contains(handoffs, want) {
 			t.Errorf("handoffs section lacks %q:\n%s", want, handoffs)
 		}
+	}
+	if s := text("#sessions"); !strings.Contains(s, "codex-rev-01") || !strings.Contains(s, "live") {
+		t.Errorf("sessions section lacks the managed session:\n%s", s)
 	}
 	if !strings.Contains(risks, "the API has no rate limit") {
 		t.Errorf("risks section lacks the risk:\n%s", risks)

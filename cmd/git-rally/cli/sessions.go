@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +46,11 @@ func sessionsList(f *factory) ([]session.Info, error) {
 	if err != nil {
 		return nil, err
 	}
-	live, err := liveTargets(&session.Tmux{}, st)
+	b, err := newBackend("")
+	if err != nil {
+		return nil, err
+	}
+	live, err := liveTargets(b, st)
 	if err != nil {
 		return nil, err
 	}
@@ -112,7 +117,11 @@ type roomSessionJSON struct {
 // one of them may be running.
 func roomSessions(st *facts.State) []roomSessionJSON {
 	out := []roomSessionJSON{}
-	live, err := liveTargets(&session.Tmux{}, st)
+	b, err := newBackend("")
+	if err != nil {
+		return out
+	}
+	live, err := liveTargets(b, st)
 	if err != nil {
 		live = map[string]bool{}
 	}
@@ -120,4 +129,14 @@ func roomSessions(st *facts.State) []roomSessionJSON {
 		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
 	}
 	return out
+}
+
+func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
+	if len(ss) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
+	for _, s := range ss {
+		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree))
+	}
 }

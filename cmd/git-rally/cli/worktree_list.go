@@ -53,6 +53,10 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 	if err != nil {
 		return err
 	}
+	// As read-only as worktree plan: a fetched ledger is not merged here.
+	if l, err := f.Ledger(); err == nil {
+		l.NoTracking = true
+	}
 	st, err := f.State()
 	if err != nil {
 		return err

@@ -98,6 +98,13 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 	if err != nil {
 		return err
 	}
+	// Read-only (SPEC §9): a fetched ledger is not merged here, so no ref
+	// or object changes; the next command that reads or appends merges it.
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	l.NoTracking = true
 	st, err := f.State()
 	if err != nil {
 		return err
