@@ -46,6 +46,7 @@ func Params(dir string) testscript.Params {
 			env.Setenv("RALLY_TOOL", "")
 			env.Setenv("RALLY_SESSION", "")
 			env.Setenv("RALLY_NOW", "")
+			env.Setenv("TZ", "UTC")           // human output shows local times
 			env.Setenv("RALLY_AUTOPACK", "0") // no background repack racing the cleanup
 			if err := setupTmux(env); err != nil {
 				return err

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"regexp"
 	"strings"
 	"time"
 
@@ -47,4 +48,14 @@ func logLine(fa *facts.Fact) string {
 	}
 	add("by " + fa.Tool)
 	return b.String()
+}
+
+// storedTimeRE matches a time as facts store it (RFC 3339 UTC).
+var storedTimeRE = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b`)
+
+// localizeTimes rewrites the stored times in a message for people (an
+// error, a hint, a suggestion's reason) into loc; JSON keeps them as
+// they are.
+func localizeTimes(s string, loc *time.Location) string {
+	return storedTimeRE.ReplaceAllStringFunc(s, func(t string) string { return localTime(t, loc) })
 }

@@ -174,7 +174,7 @@ func newCmdNext(f *factory) *cobra.Command {
 				return f.printJSON(&j, out)
 			}
 			for i, s := range out.Suggestions {
-				fmt.Fprintf(f.out, "%d. %s: %s\n   %s\n", i+1, s.Action, s.Reason, s.Command)
+				fmt.Fprintf(f.out, "%d. %s: %s\n   %s\n", i+1, s.Action, localizeTimes(s.Reason, time.Local), s.Command)
 			}
 			for _, od := range out.Overdue {
 				r := od.Risk

@@ -8,6 +8,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -66,11 +67,11 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	}
 	code, msg, hint := classify(err)
 	if msg != "" {
-		fmt.Fprintf(stderr, "git-rally: error: %s\n", msg)
+		fmt.Fprintf(stderr, "git-rally: error: %s\n", localizeTimes(msg, time.Local))
 	}
 	for _, h := range strings.Split(hint, "\n") {
 		if h != "" {
-			fmt.Fprintf(stderr, "git-rally: hint: %s\n", h)
+			fmt.Fprintf(stderr, "git-rally: hint: %s\n", localizeTimes(h, time.Local))
 		}
 	}
 	return code
