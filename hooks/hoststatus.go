@@ -86,7 +86,7 @@ func hostProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
 			file := geminiTrustFile(home)
 			out = append(out, Problem{
 				Problem: "Gemini CLI registers no project hook outside a trusted folder, and " + top + " is not trusted in " + file,
-				Fix:     "cd " + shellQuote(top) + " && gemini   # and trust the folder; or add \"" + top + "\": \"TRUST_FOLDER\" to " + file,
+				Fix:     "cd " + shellQuote(top) + " && gemini   # and trust the folder; or add \"" + top + "\": \"TRUST_FOLDER\" to " + file + "; headless: GEMINI_CLI_TRUST_WORKSPACE=true",
 			})
 		}
 	case Cursor:

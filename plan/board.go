@@ -23,6 +23,7 @@ type TaskView struct {
 	Holder    *facts.Fact // the claim that holds it (taken)
 	Report    *facts.Fact // the report that counts (done)
 	WaitingOn []string    // the dependencies not done yet
+	Branch    string      // done: the branch of the session that reported it
 }
 
 // Board is a plan and where each of its tasks stands.
@@ -45,6 +46,11 @@ func NewBoard(st *facts.State, rec *facts.PlanRecord) (*Board, error) {
 	b := &Board{Record: rec, Plan: p, Total: len(p.Tasks), Closed: rec.Closed != nil}
 	for _, t := range p.Tasks {
 		v := TaskView{Task: t, Report: rec.Reports[t.ID]}
+		if v.Report != nil && v.Report.Session != "" {
+			if s := st.Sessions[v.Report.Session]; s != nil {
+				v.Branch = s.Branch
+			}
+		}
 		if v.Report == nil {
 			v.Holder = st.TaskHolder(p.ID, t.ID)
 			for _, d := range t.DependsOn {

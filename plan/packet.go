@@ -23,7 +23,19 @@ func Packet(b *Board, t Task) string {
 	}
 	fmt.Fprintf(&w, "You own, and may change only: %s\n", s(strings.Join(t.Owns, " "), 2000))
 	if len(t.DependsOn) > 0 {
-		fmt.Fprintf(&w, "It builds on the tasks %s (reported done).\n", s(strings.Join(t.DependsOn, ", "), 500))
+		var on []string
+		for _, d := range t.DependsOn {
+			dv := b.Task(d)
+			switch {
+			case dv == nil || dv.Report == nil:
+				on = append(on, d)
+			case dv.Branch != "":
+				on = append(on, fmt.Sprintf("%s (done on %s at %s)", d, dv.Branch, short(dv.Report.Revision)))
+			default:
+				on = append(on, fmt.Sprintf("%s (done at %s)", d, short(dv.Report.Revision)))
+			}
+		}
+		fmt.Fprintf(&w, "It builds on the tasks %s; if your branch lacks their work, merge it first.\n", s(strings.Join(on, ", "), 1000))
 	}
 	if t.Check != "" {
 		fmt.Fprintf(&w, "Check: %s\n", s(t.Check, 500))
@@ -32,4 +44,14 @@ func Packet(b *Board, t Task) string {
 	fmt.Fprintf(&w, "A released claim or a note saying done is not a report. Need a path you do not own? Ask the lead: git rally handoff --target %s --subject \"...\"\n",
 		shellQuote(s(b.Record.Lead(), 128)))
 	return w.String()
+}
+
+func short(rev string) string {
+	if rev == "" {
+		return "an unrecorded revision"
+	}
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
 }

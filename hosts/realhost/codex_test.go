@@ -45,10 +45,10 @@ trust_level = "trusted"
 	codexEnv := r.env("CODEX_HOME="+chome, "MOCK_API_KEY=test-key")
 
 	// Without approval Codex skips project hooks silently: nothing lands.
-	before := len(r.facts())
+	before, asked := len(r.facts()), len(r.srv.bodies(""))
 	r.run("codex exec (hooks not approved)", []string{bin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox",
 		"--skip-git-repo-check", script()}, codexEnv)
-	check(t, len(r.facts()) == before, "codex: hooks not yet approved run nothing (as hooks status warns)")
+	check(t, len(r.srv.bodies("")) > asked && len(r.facts()) == before, "codex: with hooks not yet approved the model ran but no rally hook did (as hooks status warns)")
 
 	// Approve them as /hooks does: the hash Codex lists for each, recorded
 	// in config.toml under hooks.state.

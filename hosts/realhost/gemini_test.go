@@ -26,13 +26,14 @@ func TestGeminiCLI(t *testing.T) {
 	} else {
 		t.Logf("ok   gemini: hooks status reports the trusted folder as ready")
 	}
-	// Outside a trusted folder Gemini registers no project hook.
+	// Outside a trusted folder gemini -p refuses to start; with
+	// --skip-trust it runs, but registers no project hook.
 	empty := filepath.Join(r.home, "untrusted.json")
 	os.WriteFile(empty, []byte("{}"), 0o644)
-	before := len(r.facts())
-	r.run("gemini -p (untrusted folder)", []string{bin, "-p", script(), "--session-id", "ffff6666-0000-4000-8000-000000000006", "--model", "gemini-2.5-pro"},
+	before, asked := len(r.facts()), len(r.srv.bodies(""))
+	r.run("gemini -p --skip-trust (untrusted folder)", []string{bin, "-p", script(), "--skip-trust", "--session-id", "ffff6666-0000-4000-8000-000000000006", "--model", "gemini-2.5-pro"},
 		r.env("GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL="+r.srv.url, "GEMINI_CLI_NO_RELAUNCH=true", "GEMINI_CLI_TRUSTED_FOLDERS_PATH="+empty))
-	check(t, len(r.facts()) == before, "gemini: in an untrusted folder no rally hook ran (as hooks status warns)")
+	check(t, len(r.srv.bodies("")) > asked && len(r.facts()) == before, "gemini: in an untrusted folder (--skip-trust) the model ran but no rally hook did (as hooks status warns)")
 	cmd := exec.Command(filepath.Join(binDir, "git-rally"), "hooks", "status", "--gemini")
 	cmd.Dir, cmd.Env = r.dir, r.env("GEMINI_CLI_TRUSTED_FOLDERS_PATH="+empty)
 	st, _ := cmd.CombinedOutput()

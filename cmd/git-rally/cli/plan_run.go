@@ -73,6 +73,7 @@ type planRunJSON struct {
 	Launches []planLaunchJSON  `json:"launches"`
 	Refused  []planRefusedJSON `json:"refused"`
 	Waiting  []string          `json:"waiting"`
+	Warnings []string          `json:"warnings,omitempty"`
 }
 
 func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) error {
@@ -146,6 +147,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 		lj := planLaunchJSON{Task: t.ID, Prompt: prompt, runPlanJSON: runPlanJSON{Session: p.Session, Tool: p.Tool, Agent: p.Agent,
 			Backend: p.Backend, Target: p.Target, Worktree: p.Worktree, Branch: p.Branch, Base: p.Base, Command: p.Command,
 			Env: taskEnv(p, rec.ID(), t.ID), Scopes: p.Scopes, DryRun: opts.dryRun}}
+		out.Warnings = append(out.Warnings, baseLacks(r, board, t, p)...)
 		if opts.dryRun {
 			out.Launches = append(out.Launches, lj)
 			continue
@@ -178,6 +180,9 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 	} else {
 		printPlanRun(f, out)
 	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(f.err, "git-rally: warning: %s\n", facts.Sanitize(w, 600))
+	}
 	if len(out.Refused) > 0 {
 		for _, rf := range out.Refused {
 			fmt.Fprintf(f.err, "git-rally: error: task %s not started: %s\n", rf.Task, facts.Sanitize(rf.Message, 400))
@@ -208,6 +213,27 @@ func taskRequest(planID string, b *plan.Board, t plan.Task, opts *planRunOptions
 		req.Task = prompt
 	}
 	return req, prompt
+}
+
+// baseLacks warns when a task starts from a base that does not hold the
+// reported work of a task it depends on: the branches merge first.
+func baseLacks(r *worktree.Repo, b *plan.Board, t plan.Task, p *session.Plan) []string {
+	var out []string
+	for _, d := range t.DependsOn {
+		dv := b.Task(d)
+		if dv == nil || dv.Report == nil || dv.Report.Revision == "" {
+			continue
+		}
+		if ok, err := r.Contains(p.Base, dv.Report.Revision); err == nil && !ok {
+			where := dv.Report.Revision
+			if dv.Branch != "" {
+				where = dv.Branch
+			}
+			out = append(out, fmt.Sprintf("task %s starts from %s (%s), which lacks the work of %s: merge %s first (the order: git rally worktree plan), or pass --base",
+				t.ID, p.BaseRev, shortID(p.Base), d, where))
+		}
+	}
+	return out
 }
 
 // sessionLabel makes a task id a session label (lowercase, at most 32).
