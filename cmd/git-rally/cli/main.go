@@ -171,6 +171,7 @@ current time.`,
 	root.PersistentPreRunE = checkQuery
 	setVersion(root)
 	root.SetHelpCommand(newCmdHelp())
+	typedHelp(root)
 	root.InitDefaultCompletionCmd()
 	extendCompletion(f, root)
 	guardGroups(root)

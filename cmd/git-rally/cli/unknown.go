@@ -127,3 +127,18 @@ func rootUnknown(msg string) (int, string, string) {
 	}
 	return ExitUsage, fmt.Sprintf("%s; did you mean %q?", first, sugg[0]), "git rally " + sugg[0]
 }
+
+// typedHelp makes help and usage speak as the user types: "git rally
+// claim", and "git rally help <command>" for more, never --help (which
+// git turns into a man page lookup).
+func typedHelp(root *cobra.Command) {
+	cobra.AddTemplateFunc("typed", func(s string) string {
+		return strings.Replace(s, root.Name(), "git rally", 1)
+	})
+	t := root.UsageTemplate()
+	t = strings.ReplaceAll(t, "{{.UseLine}}", "{{typed .UseLine}}")
+	t = strings.ReplaceAll(t, "{{.CommandPath}} [command]", "{{typed .CommandPath}} [command]")
+	t = strings.Replace(t, `Use "{{typed .CommandPath}} [command] --help" for more information about a command.`,
+		`Use "git rally help [command]" for more information about a command.`, 1)
+	root.SetUsageTemplate(t)
+}
