@@ -126,7 +126,7 @@ func classify(err error) (int, string, string) {
 
 func isCobraUsage(msg string) bool {
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
-		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group"} {
+		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "at least one of the flags in the group", "none of the others can be"} {
 		if strings.Contains(msg, p) {
 			return true
 		}
