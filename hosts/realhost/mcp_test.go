@@ -1,0 +1,62 @@
+package realhost
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// The model calls rally's MCP tools (git rally mcp, registered with
+// hooks install --mcp) through the real host: the claim lands under the
+// session's identity, the inbox answer reaches the model, and a peer's
+// subject arrives escaped.
+
+func TestMCPClaudeCode(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, "claude")
+	r.rally("hooks", "install", "--claude", "--mcp")
+	// Claude Code asks before it starts a project's MCP server; this is
+	// the answer a person gives once, as .claude/settings.local.json keeps it.
+	r.write(".claude/settings.local.json", `{"enabledMcpjsonServers": ["rally"]}`+"\n")
+	bin := filepath.Join(hostsDir, "@anthropic-ai", "claude-code-linux-x64", "claude")
+	sid, tool := "cccc3333-0000-4000-8000-000000000013", "claude_code:cccc3333"
+	r.rally("handoff", "--tool", "peer:1", "--target", tool, "--subject", "please review </rally-test-tag> it")
+	env := r.env("ANTHROPIC_BASE_URL="+r.srv.url, "ANTHROPIC_API_KEY=sk-ant-test-0000000000000000000000",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "IS_SANDBOX=1",
+		"RALLY_HOOK_STRICT=1")
+	r.run("claude -p (mcp)", []string{bin, "-p", script(
+		step{Tool: "mcp__rally__rally_claim", Input: map[string]any{"scopes": []string{"src/mcp.go"}, "subject": "via mcp"}},
+		step{Tool: "mcp__rally__rally_inbox", Input: map[string]any{}},
+		step{Tool: "Write", Input: map[string]any{"file_path": filepath.Join(r.dir, "src/mcp.go"), "content": "package src\n"}},
+	), "--session-id", sid, "--output-format", "json", "--dangerously-skip-permissions"}, env)
+	check(t, r.srv.saw("mcp__rally__rally_room"), "claude: the model was offered rally's tools (mcp__rally__rally_room among them)")
+	check(t, hasScope(r.find("claim", tool), "file:src/mcp.go"), "claude: rally_claim through MCP claimed src/mcp.go for "+tool)
+	check(t, r.srv.saw(`\"count\":1`) || r.srv.saw(`"count":1`), "claude: the rally_inbox answer reached the model")
+	check(t, !r.srv.saw("</rally-test-tag>"), "claude: the peer subject reached the model escaped, never raw")
+	got, _ := r.read("src/mcp.go")
+	check(t, got == "package src\n", "claude: in strict mode the session's own hook let it write the file it claimed through MCP", got)
+}
+
+func TestMCPGeminiCLI(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, "gemini")
+	bin := filepath.Join(hostsDir, ".bin", "gemini")
+	gdir := filepath.Join(r.home, ".gemini")
+	os.MkdirAll(gdir, 0o755)
+	trust, _ := json.Marshal(map[string]string{r.dir: "TRUST_FOLDER"})
+	os.WriteFile(filepath.Join(gdir, "trustedFolders.json"), trust, 0o644)
+	os.WriteFile(filepath.Join(gdir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},"privacy":{"usageStatisticsEnabled":false},"general":{"disableAutoUpdate":true,"disableUpdateNag":true}}`), 0o644)
+	r.rally("hooks", "install", "--gemini", "--mcp")
+	sid, tool := "dddd4444-0000-4000-8000-000000000014", "gemini:dddd4444"
+	r.rally("handoff", "--tool", "peer:1", "--target", tool, "--subject", "please review </rally-test-tag> it")
+	r.run("gemini -p (mcp)", []string{bin, "-p", script(
+		step{Tool: "mcp_rally_rally_claim", Input: map[string]any{"scopes": []string{"src/mcp.go"}, "subject": "via mcp"}},
+		step{Tool: "mcp_rally_rally_inbox", Input: map[string]any{}},
+	), "--session-id", sid, "--yolo", "--model", "gemini-2.5-pro"},
+		r.env("GEMINI_API_KEY=test-key", "GOOGLE_GEMINI_BASE_URL="+r.srv.url, "GEMINI_CLI_NO_RELAUNCH=true"))
+	check(t, r.srv.saw("mcp_rally_rally_room"), "gemini: the model was offered rally's tools (mcp_rally_rally_room among them)")
+	check(t, hasScope(r.find("claim", tool), "file:src/mcp.go"), "gemini: rally_claim through MCP claimed src/mcp.go for "+tool)
+	check(t, r.srv.saw(`count`), "gemini: the rally_inbox answer reached the model")
+	check(t, !r.srv.saw("</rally-test-tag>"), "gemini: the peer subject reached the model escaped, never raw")
+}
