@@ -139,7 +139,7 @@ func TestAppendsBesideHeldTransaction(t *testing.T) {
 	var mu sync.Mutex
 	var gitCommits []string
 	hold := 300 * time.Millisecond
-	_, loops := appendBeside(t, dir, 2, 15, 50*time.Millisecond, func() error {
+	_, loops := appendBeside(t, dir, 2, 25, 50*time.Millisecond, func() error {
 		old := gitT(t, dir, "rev-parse", "refs/rally/ledger")
 		c := gitT(t, dir, "commit-tree", old+"^{tree}", "-p", old, "-m", "git transaction")
 		cmd := exec.Command("git", "-C", dir, "-c", "core.filesRefLockTimeout=2000", "update-ref", "--stdin")
