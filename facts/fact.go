@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -339,7 +340,9 @@ func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
 // characters are removed, newlines folded, and the length capped at max
 // bytes (0: no cap).
 func Sanitize(s string, max int) string {
-	s = ansiRE.ReplaceAllString(s, "")
+	if strings.IndexByte(s, 0x1b) >= 0 { // compiled only when there is an escape to remove
+		s = ansiRE().ReplaceAllString(s, "")
+	}
 	var b strings.Builder
 	for _, r := range s {
 		switch {
@@ -362,4 +365,6 @@ func Sanitize(s string, max int) string {
 }
 
 // ansiRE matches terminal escape sequences: CSI, OSC and two-byte escapes.
-var ansiRE = regexp.MustCompile("\x1b(\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(\x07|\x1b\\\\)?|[@-Z\\\\-_])")
+var ansiRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("\x1b(\\[[0-?]*[ -/]*[@-~]|\\][^\x07\x1b]*(\x07|\x1b\\\\)?|[@-Z\\\\-_])")
+})

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -102,8 +103,9 @@ func storedID(f *Fact, line []byte) (string, error) {
 // key order (built from Fact's tags by reflection, so a key added to
 // Fact is hashed without anyone remembering to): encoding/json writes it
 // exactly as ComputeID writes the sorted map, at the speed of a struct.
-// canonFrom maps its fields to Fact's.
-var canonType, canonFrom = func() (reflect.Type, []int) {
+// It is built on first use (a command that reads no tree never needs it);
+// the second value maps its fields to Fact's.
+var canonType = sync.OnceValues(func() (reflect.Type, []int) {
 	t := reflect.TypeOf(Fact{})
 	type field struct {
 		sf   reflect.StructField
@@ -126,13 +128,14 @@ var canonType, canonFrom = func() (reflect.Type, []int) {
 		sfs[i], from[i] = f.sf, f.from
 	}
 	return reflect.StructOf(sfs), from
-}()
+})
 
 // canonical is the fact's content without the id, as ComputeID sees it.
 func canonical(f *Fact) any {
+	typ, from := canonType()
 	src := reflect.ValueOf(f).Elem()
-	dst := reflect.New(canonType).Elem()
-	for i, j := range canonFrom {
+	dst := reflect.New(typ).Elem()
+	for i, j := range from {
 		dst.Field(i).Set(src.Field(j))
 	}
 	return dst.Addr().Interface()

@@ -9,6 +9,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"go.yaml.in/yaml/v3"
 
@@ -54,10 +55,10 @@ func (p *Plan) TaskIDs() []string {
 
 // idRE is what a plan or task id may be: it becomes part of a scope
 // (task:<plan>/<task>) and of commands an agent is told to run.
-var idRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var idRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidID reports whether s can be a plan or task id.
-func ValidID(s string) bool { return idRE.MatchString(s) }
+func ValidID(s string) bool { return idRE().MatchString(s) }
 
 // Parse reads a plan file (JSON). A file that is not a plan (bad JSON,
 // wrong types, unknown keys, a missing or malformed plan id) is a usage

@@ -102,7 +102,7 @@ func (s *Server) runnerPage(w http.ResponseWriter, r *http.Request) {
 		p.Room = &st.Room
 	}
 	var buf bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&buf, "runner-page", p); err != nil {
+	if err := templates().ExecuteTemplate(&buf, "runner-page", p); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -24,10 +25,14 @@ func staticHandler() http.Handler {
 	return http.FileServer(http.FS(sub))
 }
 
-var tmpl = template.Must(template.New("").Funcs(template.FuncMap{
-	"join":  strings.Join,
-	"short": shortID,
-}).ParseFS(templateFS, "templates/*.html"))
+// templates are parsed on first use, not at start-up: every git rally
+// process links this package, and only serve renders a page.
+var templates = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("").Funcs(template.FuncMap{
+		"join":  strings.Join,
+		"short": shortID,
+	}).ParseFS(templateFS, "templates/*.html"))
+})
 
 // The room as room --json prints it (keys per SPEC §8).
 type roomData struct {
@@ -139,7 +144,7 @@ func (s *Server) page(view string) http.HandlerFunc {
 			name = "main"
 		}
 		var buf bytes.Buffer
-		if err := tmpl.ExecuteTemplate(&buf, name, p); err != nil {
+		if err := templates().ExecuteTemplate(&buf, name, p); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return
 		}
