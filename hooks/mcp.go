@@ -217,20 +217,9 @@ func readMCP(r *worktree.Repo, host string) (mcpFile, settingsFile, error) {
 	if !ok {
 		return mf, settingsFile{}, fmt.Errorf("rally has no MCP configuration for host %q", host)
 	}
-	if r.WorkTree == "" {
-		return mf, settingsFile{}, fmt.Errorf("%s MCP servers live in a worktree; this repository is bare", host)
-	}
-	sf := settingsFile{path: filepath.Join(r.WorkTree, filepath.FromSlash(mf.path)), mode: 0o644}
-	sf.shown = display(r, sf.path)
-	if real, err := filepath.EvalSymlinks(sf.path); err == nil {
-		sf.path = real
-	}
-	if fi, err := os.Stat(sf.path); err == nil {
-		b, err := os.ReadFile(sf.path)
-		if err != nil {
-			return mf, sf, err
-		}
-		sf.exists, sf.content, sf.mode = true, b, fi.Mode().Perm()
+	sf, err := readWorktreeFile(r, mf.path, host+" MCP servers")
+	if err != nil {
+		return mf, sf, err
 	}
 	if mf.toml == "" {
 		doc, err := parseObject(sf.content)

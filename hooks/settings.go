@@ -94,12 +94,14 @@ type settingsFile struct {
 	doc     *object
 }
 
-func readSettings(r *worktree.Repo, host string) (hostFile, settingsFile, error) {
-	hf := hostFiles[host]
+// readWorktreeFile reads a host's file at rel in the worktree (through a
+// symlink to where it really is), or notes that it does not exist yet.
+// what names the file's contents in the error of a bare repository.
+func readWorktreeFile(r *worktree.Repo, rel, what string) (settingsFile, error) {
 	if r.WorkTree == "" {
-		return hf, settingsFile{}, fmt.Errorf("%s hooks live in a worktree; this repository is bare", host)
+		return settingsFile{}, fmt.Errorf("%s live in a worktree; this repository is bare", what)
 	}
-	sf := settingsFile{path: filepath.Join(r.WorkTree, filepath.FromSlash(hf.path)), mode: 0o644}
+	sf := settingsFile{path: filepath.Join(r.WorkTree, filepath.FromSlash(rel)), mode: 0o644}
 	sf.shown = display(r, sf.path)
 	if real, err := filepath.EvalSymlinks(sf.path); err == nil {
 		sf.path = real
@@ -107,9 +109,18 @@ func readSettings(r *worktree.Repo, host string) (hostFile, settingsFile, error)
 	if fi, err := os.Stat(sf.path); err == nil {
 		b, err := os.ReadFile(sf.path)
 		if err != nil {
-			return hf, sf, err
+			return sf, err
 		}
 		sf.exists, sf.content, sf.mode = true, b, fi.Mode().Perm()
+	}
+	return sf, nil
+}
+
+func readSettings(r *worktree.Repo, host string) (hostFile, settingsFile, error) {
+	hf := hostFiles[host]
+	sf, err := readWorktreeFile(r, hf.path, host+" hooks")
+	if err != nil {
+		return hf, sf, err
 	}
 	doc, err := parseObject(sf.content)
 	if err != nil {
