@@ -179,7 +179,9 @@ func (st *Store) Ensure() error {
 		if !st.gcRunning() || time.Now().After(deadline) {
 			return nil
 		}
-		time.Sleep(5 * time.Millisecond)
+		// Short: until an object is written back, a reader (another
+		// gc, a rally read) finds the ref pointing at nothing.
+		time.Sleep(time.Millisecond)
 	}
 }
 

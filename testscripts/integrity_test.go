@@ -107,13 +107,25 @@ func TestAppendsBesideGCPruneNow(t *testing.T) {
 	if testing.Short() {
 		n = 20
 	}
+	transient := 0
 	appendBeside(t, dir, w, n, 0, func() error {
 		out, err := exec.Command("git", "-C", dir, "gc", "--prune=now", "--quiet").CombinedOutput()
-		if err != nil && !strings.Contains(string(out), "lock") {
+		switch {
+		case err == nil || strings.Contains(string(out), "lock"):
+		case strings.Contains(string(out), "does not point to a valid object"):
+			// The previous gc pruned an object of an append that had
+			// just moved the ref, and this gc started before the append
+			// wrote it back (Ensure polls every millisecond while a gc
+			// runs). Nothing is lost; the next gc must pass.
+			transient++
+		default:
 			return fmt.Errorf("git gc: %v: %s", err, out)
 		}
 		return nil
 	})
+	// What the issue found: every gc after the race failed for good.
+	gitT(t, dir, "gc", "--prune=now", "--quiet")
+	t.Logf("%d gc runs met an object an append was writing back", transient)
 }
 
 // `git repack -a -d` removes the fan-out directories it empties, under an
