@@ -134,50 +134,59 @@ func TestConcurrentAppends(t *testing.T) {
 	gitT(t, dir, "fsck", "--strict", "--no-dangling")
 }
 
+// race starts n processes with argv(i) at the same moment and checks that
+// exactly one exits 0 and every other is refused with exit 3 and a stderr
+// that holds refusal.
+func race(t *testing.T, dir string, n, trial int, refusal string, argv func(i int) []string) {
+	t.Helper()
+	codes := make([]int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			r := run(dir, nil, argv(i)...)
+			codes[i] = r.code
+			if r.code == 3 && !strings.Contains(r.stderr, refusal) {
+				t.Errorf("refusal without %q: %s", refusal, r.stderr)
+			}
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+	wins, refused := 0, 0
+	for _, c := range codes {
+		switch c {
+		case 0:
+			wins++
+		case 3:
+			refused++
+		default:
+			t.Errorf("unexpected exit %d", c)
+		}
+	}
+	if wins != 1 || refused != n-1 {
+		t.Fatalf("trial %d: %d winners and %d refused, want 1 and %d (codes %v)", trial, wins, refused, n-1, codes)
+	}
+	if got := strings.TrimSpace(rally(t, dir, "room", "--query", "claims.#")); got != "1" {
+		t.Fatalf("room holds %s claims, want 1", got)
+	}
+}
+
 // 8 processes claim one path at once: exactly one wins.
 func TestClaimRace(t *testing.T) {
 	for trial := 0; trial < 3; trial++ {
 		dir := newRepo(t)
-		const n = 8
-		codes := make([]int, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				<-start
-				// Alternate nested scopes so every pair overlaps.
-				scope := "src/api/"
-				if i%2 == 1 {
-					scope = "src/api/handler.go"
-				}
-				r := run(dir, nil, "claim", scope, "--tool", fmt.Sprintf("agent:%d", i))
-				codes[i] = r.code
-				if r.code == 3 && !strings.Contains(r.stderr, "claim conflict: agent:") {
-					t.Errorf("refusal without the conflict message: %s", r.stderr)
-				}
-			}(i)
-		}
-		close(start)
-		wg.Wait()
-		wins, refused := 0, 0
-		for _, c := range codes {
-			switch c {
-			case 0:
-				wins++
-			case 3:
-				refused++
-			default:
-				t.Errorf("unexpected exit %d", c)
+		race(t, dir, 8, trial, "claim conflict: agent:", func(i int) []string {
+			// Alternate nested scopes so every pair overlaps.
+			scope := "src/api/"
+			if i%2 == 1 {
+				scope = "src/api/handler.go"
 			}
-		}
-		if wins != 1 || refused != n-1 {
-			t.Fatalf("trial %d: %d winners and %d refused, want 1 and %d (codes %v)", trial, wins, refused, n-1, codes)
-		}
-		if got := strings.TrimSpace(rally(t, dir, "room", "--query", "claims.#")); got != "1" {
-			t.Fatalf("room holds %s claims, want 1", got)
-		}
+			return []string{"claim", scope, "--tool", fmt.Sprintf("agent:%d", i)}
+		})
 	}
 }
 

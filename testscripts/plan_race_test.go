@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -23,41 +22,9 @@ func TestPlanTakeRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		rally(t, dir, "plan", "start", file, "--tool", "lead")
-		const n = 8
-		codes := make([]int, n)
-		start := make(chan struct{})
-		var wg sync.WaitGroup
-		for i := 0; i < n; i++ {
-			wg.Add(1)
-			go func(i int) {
-				defer wg.Done()
-				<-start
-				r := run(dir, nil, "plan", "take", "race/api", "--tool", fmt.Sprintf("agent:%d", i))
-				codes[i] = r.code
-				if r.code == 3 && !strings.Contains(r.stderr, "task race/api is taken by agent:") {
-					t.Errorf("refusal without the taker: %s", r.stderr)
-				}
-			}(i)
-		}
-		close(start)
-		wg.Wait()
-		wins, refused := 0, 0
-		for _, c := range codes {
-			switch c {
-			case 0:
-				wins++
-			case 3:
-				refused++
-			default:
-				t.Errorf("unexpected exit %d", c)
-			}
-		}
-		if wins != 1 || refused != n-1 {
-			t.Fatalf("trial %d: %d winners and %d refused, want 1 and %d (codes %v)", trial, wins, refused, n-1, codes)
-		}
-		if got := strings.TrimSpace(rally(t, dir, "room", "--query", "claims.#")); got != "1" {
-			t.Fatalf("room holds %s claims, want 1", got)
-		}
+		race(t, dir, 8, trial, "task race/api is taken by agent:", func(i int) []string {
+			return []string{"plan", "take", "race/api", "--tool", fmt.Sprintf("agent:%d", i)}
+		})
 		if got := strings.TrimSpace(rally(t, dir, "plan", "status", "--query", "tasks.#.state|@ugly")); got != `["taken","ready"]` {
 			t.Fatalf("task states %s, want taken and ready", got)
 		}
