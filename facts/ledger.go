@@ -67,6 +67,7 @@ type Ledger struct {
 	// mergingTracking is set while MergeTracking runs (its own merge and
 	// risk append must not start another).
 	mergingTracking bool
+	trackingMemo    map[string]string // fetched heads merged (rally/tracking)
 	// NoTracking turns off merging fetched ledgers before reads and
 	// appends (sync does its own merging).
 	NoTracking bool

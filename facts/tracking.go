@@ -22,8 +22,7 @@ const TrackingPrefix = "refs/rally-remotes/"
 func trackingRefs(commonDir string) map[string]refs.Hash {
 	out := map[string]refs.Hash{}
 	dir := filepath.Join(commonDir, filepath.FromSlash(TrackingPrefix))
-	ents, err := os.ReadDir(dir)
-	loose := err == nil
+	ents, _ := os.ReadDir(dir)
 	for _, e := range ents {
 		if !e.IsDir() {
 			continue
@@ -38,16 +37,45 @@ func trackingRefs(commonDir string) map[string]refs.Hash {
 		}
 	}
 	// git pack-refs (and gc) move refs into packed-refs; a loose ref wins.
-	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	for name, h := range packedTracking(commonDir) {
+		if _, ok := out[name]; !ok {
+			out[name] = h
+		}
+	}
+	return out
+}
+
+// packedTracking returns the tracking refs in packed-refs. A repository's
+// packed-refs can be megabytes (every tag): the scan's result is kept in
+// rally/packed-tracking with the file's size and modification time, and
+// the file is read again only when it changed.
+func packedTracking(commonDir string) map[string]refs.Hash {
+	out := map[string]refs.Hash{}
+	p := filepath.Join(commonDir, "packed-refs")
+	fi, err := os.Stat(p)
+	if err != nil || fi.Size() == 0 {
+		return out
+	}
+	sig := fmt.Sprintf("%d %d", fi.Size(), fi.ModTime().UnixNano())
+	memo := filepath.Join(commonDir, "rally", "packed-tracking")
+	if b, err := os.ReadFile(memo); err == nil {
+		lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+		if len(lines) > 0 && lines[0] == sig {
+			for _, l := range lines[1:] {
+				if f := strings.Fields(l); len(f) == 2 {
+					if h, err := refs.ParseHash(f[1]); err == nil {
+						out[f[0]] = h
+					}
+				}
+			}
+			return out
+		}
+	}
+	f, err := os.Open(p)
 	if err != nil {
 		return out
 	}
 	defer f.Close()
-	if !loose {
-		if fi, err := f.Stat(); err != nil || fi.Size() == 0 {
-			return out
-		}
-	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64*1024), 1024*1024)
 	for sc.Scan() {
@@ -59,11 +87,20 @@ func trackingRefs(commonDir string) map[string]refs.Hash {
 		if !strings.HasPrefix(name, TrackingPrefix) || !strings.HasSuffix(name, "/ledger") || strings.Count(name, "/") != 3 {
 			continue
 		}
-		if _, ok := out[name]; ok {
-			continue
-		}
 		if h, err := refs.ParseHash(string(line[:40])); err == nil {
 			out[name] = h
+		}
+	}
+	if sc.Err() == nil {
+		var b strings.Builder
+		b.WriteString(sig + "\n")
+		for name, h := range out {
+			fmt.Fprintf(&b, "%s %s\n", name, h)
+		}
+		os.MkdirAll(filepath.Dir(memo), 0o777)
+		tmp := fmt.Sprintf("%s.%d.tmp", memo, os.Getpid())
+		if os.WriteFile(tmp, []byte(b.String()), 0o666) == nil && os.Rename(tmp, memo) != nil {
+			os.Remove(tmp)
 		}
 	}
 	return out
@@ -120,7 +157,12 @@ func (l *Ledger) MergeTracking() {
 	if len(tr) == 0 {
 		return
 	}
-	memo := loadTrackingMemo(l.Store.CommonDir)
+	// The memo is read once per process: a command that reads and then
+	// appends, or a long-lived server, pays a directory read and a stat.
+	if l.trackingMemo == nil {
+		l.trackingMemo = loadTrackingMemo(l.Store.CommonDir)
+	}
+	memo := l.trackingMemo
 	changed := false
 	l.mergingTracking = true
 	defer func() { l.mergingTracking = false }()
