@@ -27,6 +27,7 @@ func runBuild(args []string) error {
 	tidy := fl.Bool("tidy", false, "a tidy room: every handoff resolved, no new sessions (the projection does not grow)")
 	loose := fl.Bool("loose", false, "leave every object loose (rally packs them in the background past 4096 loose objects)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the build here")
+	open := fl.Int("open-claims", 0, "then append this many claims that are never released (16 owners, one file each)")
 	fill := fl.Int("head-fill", -1, "then append notes until the segment an append made now goes into holds this many facts (-1: leave it)")
 	fl.Parse(args)
 	if *dir == "" {
@@ -49,6 +50,12 @@ func runBuild(args []string) error {
 		AutoPack: !*loose, End: time.Now().Add(-*end)})
 	if err != nil {
 		return err
+	}
+	if *open > 0 {
+		if err := ledgergen.AddOpenClaims(l, *open, time.Now().Add(-*end)); err != nil {
+			return err
+		}
+		fmt.Printf("then %d claims left open; ", *open)
 	}
 	if *fill >= 0 {
 		added, err := fillHeadSegment(l, *fill)
