@@ -41,7 +41,8 @@ func HostSessionTool(getenv func(string) string) (string, bool) {
 // pid is another process); the MCP server reads the note of its own host.
 
 // passThrough are the programs between a host and rally: a shell running a
-// hook's command line, git running git-rally.
+// hook's command line, and git running git-rally for the `git rally hook`
+// lines of older versions (and for `git rally mcp`).
 var passThrough = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "env": true, "git": true, "git-rally": true}
 
 // hostProcess names the nearest ancestor that is not a pass-through

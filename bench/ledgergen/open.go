@@ -7,36 +7,56 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-// OpenClaimOwners is how many owners hold the claims AddOpenClaims writes.
-const OpenClaimOwners = 16
-
-// AddOpenClaims appends n claims that are never released, at most 100 to
-// a commit, all at time at: a room where many claims stay open (sessions
-// that ended without a release, a large team). Each is a file of its own
-// (claims/dNN/fNNNNN.go) held by one of OpenClaimOwners owners, so none
-// conflicts with another, and none with the generated room's files.
-func AddOpenClaims(l *facts.Ledger, n int, at time.Time) error {
-	saved := l.Now
-	defer func() { l.Now = saved }()
-	at = at.UTC().Truncate(time.Millisecond)
-	l.Now = func() time.Time { return at }
-	for done := 0; done < n; {
-		k := min(100, n-done)
-		_, err := l.Append(func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
-			out := make([]*facts.Fact, k)
-			for i := range out {
-				j := done + i
-				scopes := []string{fmt.Sprintf("file:claims/d%02d/f%05d.go", j%40, j)}
-				out[i] = &facts.Fact{Kind: facts.KindClaim, Tool: fmt.Sprintf("bench:open-%02d", j%OpenClaimOwners),
-					Scopes: scopes, Access: facts.Exclusive, LeaseS: int64(facts.DefaultLease(scopes) / time.Second),
-					Subject: "left open"}
-			}
-			return out, nil
-		})
-		if err != nil {
-			return fmt.Errorf("appending open claims: %w", err)
-		}
-		done += k
+// SetOpenClaims appends to the ledger until exactly n claims are open: it
+// releases the newest open claims when there are more, and claims distinct
+// files (src/open/DDD/NNNN.go, spread over the room's tools, none
+// overlapping another) when there are fewer, at most batch facts per
+// commit. It returns how many facts it appended. A room of 20 open claims
+// and one of 1,619 built from the same ledger differ only in their claims.
+func SetOpenClaims(l *facts.Ledger, n, batch int) (int, error) {
+	if batch <= 0 || batch > 200 {
+		batch = 100
 	}
-	return nil
+	added := 0
+	for next := 0; ; {
+		st, err := l.Read()
+		if err != nil {
+			return added, err
+		}
+		open := st.SortedClaims()
+		var fs []*facts.Fact
+		switch {
+		case len(open) > n:
+			for i := len(open) - 1; i >= n && len(fs) < batch; i-- {
+				c := open[i]
+				fs = append(fs, &facts.Fact{Kind: facts.KindRelease, Tool: c.Tool, Session: c.Session, Ref: c.ID,
+					Scopes: c.Scopes, Reason: "bench: open claims"})
+			}
+		case len(open) < n:
+			held := map[string]bool{}
+			for _, c := range open {
+				for _, sc := range c.Scopes {
+					held[sc] = true
+				}
+			}
+			for i := len(open); i < n && len(fs) < batch; i++ {
+				scopes := []string{fmt.Sprintf("file:src/open/d%03d/f%04d.go", next/100, next)}
+				tool := toolNames[next%len(toolNames)]
+				next++
+				if held[scopes[0]] {
+					i--
+					continue
+				}
+				fs = append(fs, &facts.Fact{Kind: facts.KindClaim, Tool: tool, Scopes: scopes, Access: facts.Exclusive,
+					LeaseS: int64(facts.DefaultLease(scopes) / time.Second), Subject: "bench: open claim"})
+			}
+		default:
+			return added, nil
+		}
+		written, err := l.Append(func(*facts.State, time.Time) ([]*facts.Fact, error) { return fs, nil })
+		if err != nil {
+			return added, err
+		}
+		added += len(written)
+	}
 }
