@@ -174,7 +174,7 @@ func approveCodexHooks(t *testing.T, r *repo, bin string, env []string, cfg stri
 		n := 0
 		for _, d := range resp.Result.Data {
 			for _, h := range d.Hooks {
-				if strings.HasPrefix(h.Command, "git rally hook ") {
+				if strings.HasPrefix(h.Command, "git-rally hook ") {
 					fmt.Fprintf(&b, "\n[hooks.state.%q]\ntrusted_hash = %q\n", h.Key, h.CurrentHash)
 					n++
 				}
