@@ -225,7 +225,7 @@ type claimBase struct {
 	memo       map[uint32]*Fact
 	damaged    atomic.Bool
 	name       string // the cache file it came from
-	sum        uint32 // its payload's CRC-32C
+	sum        uint32 // its payload's CRC-32
 }
 
 // isDamaged reports a record or key that did not decode.
