@@ -228,7 +228,7 @@ type claimBase struct {
 	memo       []*Fact // decoded records, allocated on first use
 	damaged    atomic.Bool
 	name       string // the cache file it came from
-	sum        uint32 // its payload's CRC-32C
+	sum        uint32 // its payload's CRC-32
 }
 
 // isDamaged reports a record or key that did not decode.
