@@ -2,6 +2,7 @@ package facts
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -210,60 +211,81 @@ func (s *State) build(f *Fact) {
 }
 
 // factBlob is a fact blob of a rebuild: its directory (shared by the
-// blobs of a segment) and name.
+// blobs of a segment), where its name is in factList.names, and its id.
 type factBlob struct {
-	dir, name string
+	dir       string
+	name, len uint32
 	hash      refs.Hash
 }
 
-func (b factBlob) path() string { return b.dir + "/" + b.name }
+// factList lists the fact blobs of a tree in the order diff gives.
+type factList struct {
+	blobs []factBlob
+	names []byte
+}
 
-// listFacts lists the fact blobs under tree in the order diff gives. Of
-// the trees it reads it keeps only those along the newest path (the ones
-// the state file carries: cache.headPath), not the whole ledger's.
-func (l *Ledger) listFacts(tree refs.Hash) ([]factBlob, error) {
-	var out []factBlob
-	var walk func(dir string, h refs.Hash, depth int, newest bool) error
-	walk = func(dir string, h refs.Hash, depth int, newest bool) error {
-		es, ok := l.cache.tree(h)
-		if !ok {
-			var err error
-			if es, err = l.Store.ReadTree(h); err != nil {
-				return err
-			}
-			if newest {
-				l.cache.remember(h, es)
-			}
-		}
-		best, found := "", false
-		for _, e := range es {
-			if e.Dir && (depth > 0 || e.Name == factsDir) && (!found || e.Name > best) {
-				best, found = e.Name, true
-			}
-		}
-		for _, e := range es {
-			if e.Dir {
-				if err := walk(joinPath(dir, e.Name), e.Hash, depth+1, newest && e.Name == best); err != nil {
-					return err
-				}
-				continue
-			}
-			if (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && strings.HasSuffix(e.Name, ".json") {
-				out = append(out, factBlob{dir, e.Name, e.Hash})
-			}
-		}
-		return nil
+func (fl *factList) path(i int) string {
+	b := fl.blobs[i]
+	return b.dir + "/" + string(fl.names[b.name:b.name+b.len])
+}
+
+// listFacts lists the fact blobs under tree with one git ls-tree. Of the
+// trees, it keeps only those along the newest path (the ones the state
+// file carries: cache.headPath), not the whole ledger's.
+func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
+	fl := &factList{}
+	// The newest path: its directories, root first, their ids and
+	// entries. A directory is on it when it is the greatest of its
+	// parent's, and its parent is on it (at the root: facts/).
+	type level struct {
+		path    string
+		hash    refs.Hash
+		entries []refs.Entry
 	}
-	return out, walk("", tree, 0, true)
+	head := []level{{hash: tree}}
+	dir := ""
+	err := l.Store.WalkTree(tree, func(p []byte, isDir bool, h refs.Hash) {
+		parent, name := []byte(nil), p
+		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
+			parent, name = p[:i], p[i+1:]
+		}
+		if string(parent) != dir {
+			dir = string(parent)
+		}
+		d := bytes.Count(parent, []byte("/")) + 1
+		if len(parent) == 0 {
+			d = 0
+		}
+		if d < len(head) && head[d].path == dir {
+			head[d].entries = append(head[d].entries, refs.Entry{Name: string(name), Dir: isDir, Hash: h})
+			if isDir && (d > 0 || string(name) == factsDir) {
+				if d+1 >= len(head) || string(name) > baseName(head[d+1].path) {
+					head = append(head[:d+1], level{path: string(p), hash: h})
+				}
+			}
+		}
+		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+			fl.blobs = append(fl.blobs, factBlob{dir, uint32(len(fl.names)), uint32(len(name)), h})
+			fl.names = append(fl.names, name...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, lv := range head {
+		l.cache.remember(lv.hash, lv.entries)
+	}
+	return fl, nil
 }
 
 // readStore reads and checks every fact blob under tree into a line
 // store, with the warnings parseBlobs gives, in the same order.
 func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
-	bs, err := l.listFacts(tree)
+	fl, err := l.listFacts(tree)
 	if err != nil {
 		return nil, err
 	}
+	bs := fl.blobs
 	newStore := func() *lineStore { return &lineStore{keys: make([]lineKey, 0, len(bs)+len(bs)/8)} }
 	ls := newStore()
 	warns := map[int][]string{}
@@ -277,7 +299,7 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	}
 	streamed := false
 	if len(bs) >= refs.BatchThreshold {
-		streamed = l.streamStore(bs, store) == nil
+		streamed = l.streamStore(fl, store) == nil
 		if !streamed {
 			ls, warns = newStore(), map[int][]string{}
 		}
@@ -286,10 +308,10 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 		for i, b := range bs {
 			data, err := l.Store.ReadBlob(b.hash)
 			if err != nil {
-				store(i, nil, []string{fmt.Sprintf("%s: %v", b.path(), err)})
+				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
 				continue
 			}
-			fs, w := parseBlob(b.path(), data)
+			fs, w := parseBlob(fl.path(i), data)
 			store(i, fs, w)
 		}
 	}
@@ -306,7 +328,7 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 
 // streamStore reads the blobs with one git cat-file and decodes and
 // checks them on the other cores; store runs on one goroutine.
-func (l *Ledger) streamStore(bs []factBlob, store func(i int, fs []*Fact, w []string)) error {
+func (l *Ledger) streamStore(fl *factList, store func(i int, fs []*Fact, w []string)) error {
 	type job struct {
 		i    int
 		data []byte
@@ -324,7 +346,7 @@ func (l *Ledger) streamStore(bs []factBlob, store func(i int, fs []*Fact, w []st
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				fs, w := parseBlob(bs[j.i].path(), j.data)
+				fs, w := parseBlob(fl.path(j.i), j.data)
 				results <- result{j.i, fs, w}
 			}
 		}()
@@ -336,11 +358,8 @@ func (l *Ledger) streamStore(bs []factBlob, store func(i int, fs []*Fact, w []st
 		}
 		close(done)
 	}()
-	hs := make([]refs.Hash, len(bs))
-	for i, b := range bs {
-		hs[i] = b.hash
-	}
-	err := l.Store.StreamBlobs(hs, func(i int, data []byte) { jobs <- job{i, data} })
+	err := l.Store.StreamBlobsOf(len(fl.blobs), func(i int) refs.Hash { return fl.blobs[i].hash },
+		func(i int, data []byte) { jobs <- job{i, data} })
 	close(jobs)
 	wg.Wait()
 	close(results)

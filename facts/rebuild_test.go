@@ -183,6 +183,9 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 				t.Fatalf("the ledger has %d future facts and %d warnings: generate some", len(st.Future), len(l1.Warnings))
 			}
 			check("cold", st, l1)
+			if got := len(l1.cache.saved.Trees); got != 5 {
+				t.Fatalf("the state file carries %d trees of the newest path, want 5 (root, facts, month, day, segment)", got)
+			}
 
 			// The future facts come due: the projection is built again
 			// from the mirror.
