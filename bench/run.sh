@@ -1,38 +1,46 @@
 #!/usr/bin/env bash
-# bench/run.sh: git-rally's speed against its bars (issue 2, item 8).
+# bench/run.sh: git-rally's speed against its bars (issue 14; issue 2, item 8, with ISSUE2=1).
 #
-# Builds git-rally and the helper bench/cmd/rallybench, creates ledgers of
-# 1k, 10k and 100k facts in temporary repositories, and times, as whole
-# processes, medians of RUNS rounds (each round runs every case once, so a
-# noisy neighbour hurts all cases alike):
+# Builds git-rally, the helper bench/cmd/rallybench and a static Go hello
+# world, creates ledgers of 1k, 10k and 100k facts in temporary
+# repositories (built once per size, then copied for the other rows), and
+# times whole processes, medians of RUNS rounds; each round runs every
+# case on every repository once, so the machine's drift falls on all of
+# them alike and the ratios (medians of per-round ratios) cancel it:
 #
-#   git rally claim            against the git plumbing floor doing the same
-#                              append (hash-object -w, mktree per tree level,
-#                              commit-tree, update-ref with the old value)
-#   git rally room --json      (warm cache) against git rev-parse refs/rally/ledger
-#   in-process append          (diagnostic) and an O_APPEND+fsync of one line
-#                              to a plain file, the absolute floor
+#   plain     git rally claim and git-rally claim (no wrapper) against two
+#             git plumbing floors doing an append: issue 14's 4 processes
+#             (hash-object -w, mktree of one entry, commit-tree -p,
+#             update-ref new old) and issue 2's 7 (a mktree per tree level);
+#             git-rally version against the hello world; room --json warm;
+#             log --json -n 10 and room --json after deleting the cache,
+#             with their max RSS (wait4); in-process append and fsync floor
+#   open20, open1619   the same ledger with 20 and with 1,619 open claims:
+#             room --json and claim
+#   writers   8 git-rally processes x 200 appends each (claim, note, release,
+#             note), background pack on; appends/s, p50/p99 latency; then
+#             every acknowledged fact is in the ledger and git fsck passes
+#   ISSUE2=1  also issue 2's scenarios: tidy (a projection that does not
+#             grow), bighist (the ledger beside a 140 MB packed history),
+#             gc (bighist after git gc, every append from the packed head)
 #
-# in four scenarios: "plain" (a repository holding only the ledger, its
-# objects as rally leaves them: packed in the background past 4096 loose), "tidy" (the same with a room whose
-# projection does not grow: every handoff resolved, no new sessions), "bighist" (the same ledger inside a
-# repository with a large packed history made with git fast-import) and
-# "gc" (bighist after `git gc`, which packs the ledger into the big pack
-# and its ref into packed-refs; every append there starts from the packed
-# head). Then it prints the ratios against the bars:
-#   claim <= 0.7x floor; room <= 10x rev-parse and < 30 ms at 100k;
-#   claim at 100k <= 1.2x claim at 1k.
+# The integrity checks stay on: every append ends with Store.Ensure, and
+# every repository holds a fetched ledger (refs/rally-remotes/bench/ledger)
+# that every read and append checks against rally/tracking before it reads.
+# The report ends with one table: figure, 1k, 10k, 100k, bar, verdict.
 #
-# Every round runs every case on every repository in turn, so drift over the
-# run falls on all of them alike.
-#
-# Usage: bench/run.sh            (about 4-8 minutes on 2 cores)
+# Usage: bench/run.sh            (about 8-12 minutes on 2 cores)
 #        RUNS=61 SIZES="1000 10000" bench/run.sh
 # Everything lives under one temporary directory, removed on exit
 # (KEEP=1 keeps it).
 set -euo pipefail
 
 RUNS=${RUNS:-41}
+ISSUE2=${ISSUE2:-0}
+# The writers (8 x 200 appends, many seconds) run in rounds 0, RUNS/2, ...
+WRITERS_EVERY=${WRITERS_EVERY:-$(((RUNS + 1) / 2))}
+# The room after deleting the cache (seconds at 100k) runs every 4th round.
+COLD_EVERY=${COLD_EVERY:-4}
 SIZES=${SIZES:-"1000 10000 100000"}
 HIST_COMMITS=${HIST_COMMITS:-25000}
 # Every ledger ends with its head segment half full (128 of 256 facts): an
@@ -66,6 +74,11 @@ start=$(now_ms)
 bin=$work/bin
 # git-rally is built as the README installs it: static (CGO_ENABLED=0).
 (cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally" ./cmd/git-rally && go build -o "$bin/rallybench" ./bench/cmd/rallybench)
+# The floor of a Go process: a static hello world, built as git-rally is.
+mkdir -p "$work/hello"
+printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
+printf 'module hello\n\ngo 1.21\n' >"$work/hello/go.mod"
+(cd "$work/hello" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$bin/hello" .)
 export PATH=$bin:$PATH
 
 label() {
@@ -100,6 +113,30 @@ build() {
 	echo "  build $(secs_since "$t"); $(objects "$d"), .git $(du -sh "$d/.git" | cut -f1)"
 }
 for n in $SIZES; do build plain "$n"; done
+
+# copy <from> <to>: a repository with the same objects (hard links: git
+# never changes an object file) and its own refs and rally directory.
+copy() {
+	mkdir -p "$2/.git"
+	(cd "$1/.git" && for e in *; do [ "$e" = objects ] || cp -a "$e" "$2/.git/"; done)
+	cp -al "$1/.git/objects" "$2/.git/objects"
+}
+echo "Open claims (scenarios \"open20\", \"open1619\"): copies of the plain ledgers, then claims"
+echo "released or added (distinct files, the room's tools) until 20, or 1,619, are open, in commits of"
+echo "up to 100 facts, and the head segment filled again."
+for n in $SIZES; do
+	l=$(label "$n")
+	for oc in 20 1619; do
+		copy "$work/plain-$l" "$work/open$oc-$l"
+		t=$(now_ms)
+		echo "- $l open$oc: $(rallybench build -dir "$work/open$oc-$l" -facts 0 -open-claims "$oc" -head-fill "$HEAD_FILL")"
+		echo "  $(secs_since "$t"); $(objects "$work/open$oc-$l")"
+	done
+	copy "$work/plain-$l" "$work/writers-$l"
+done
+echo "Writers (scenario \"writers\"): copies of the plain ledgers."
+
+if [ "$ISSUE2" = 1 ]; then
 echo "Tidy variants (scenario \"tidy\", plain repositories): the same room, but every handoff is"
 echo "resolved and no agent starts a new session, so the projection (room state) stays the same size."
 for n in $SIZES; do build tidy "$n" -tidy; done
@@ -135,6 +172,22 @@ for n in $SIZES; do
 done
 echo
 
+fi
+
+# The integrity checks are on in every measurement: a fetched ledger
+# (an older head of the same ledger, as a teammate's clone would have it)
+# sits in every repository, so every read and append checks it against
+# rally/tracking first; the first read here merges it (nothing new).
+for d in "$work"/{plain,open20,open1619,writers,tidy,bighist,gc}-*; do
+	[ -d "$d/.git" ] || continue
+	git -C "$d" update-ref refs/rally-remotes/bench/ledger "$(git -C "$d" rev-parse refs/rally/ledger~1)"
+	(cd "$d" && git rally room --json >/dev/null)
+	grep -q '^refs/rally-remotes/bench/ledger ' "$d/.git/rally/tracking"
+done
+echo "Integrity checks on: Store.Ensure after every append; a fetched ledger refs/rally-remotes/bench/ledger"
+echo "in every repository, checked against rally/tracking before every read and append."
+echo
+
 # Building wrote hundreds of MB; let the kernel write them back now, not
 # during the first scenario's fsyncs.
 sync
@@ -145,7 +198,9 @@ results=$work/results.txt
 # the run (write-back of what building wrote, a neighbour's load) falls on
 # all of them alike instead of on whichever block ran first.
 targets=()
-for sc in plain tidy bighist gc; do
+scenarios="plain open20 open1619 writers"
+[ "$ISSUE2" = 1 ] && scenarios="$scenarios tidy bighist gc"
+for sc in $scenarios; do
 	for n in $SIZES; do
 		l=$(label "$n")
 		t="$sc:$l:$work/$sc-$l"
@@ -153,7 +208,8 @@ for sc in plain tidy bighist gc; do
 		targets+=(-target "$t")
 	done
 done
-rallybench measure -bin "$bin/git-rally" -runs "$RUNS" -out "$results" "${targets[@]}"
+rallybench measure -bin "$bin/git-rally" -hello "$bin/hello" -runs "$RUNS" -cold-every "$COLD_EVERY" \
+	-writers-every "$WRITERS_EVERY" -out "$results" "${targets[@]}"
 echo
 
 echo "## Summary (medians, ms)"

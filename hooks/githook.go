@@ -11,10 +11,12 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-// preCommitScript is the pre-commit hook rally installs. Its bytes must
-// never change between versions: install, status and uninstall recognise
-// it by content, and people compare hooks by content too. A hook that was
-// there before is kept next to it and runs first; its exit status counts.
+// preCommitScript is the pre-commit hook rally installs. Its bytes change
+// between versions only when they must: status calls any other rally
+// pre-commit hook (found by its marker line) outdated and install replaces
+// it, and people compare hooks by content too. It runs git-rally itself,
+// not `git rally` (a git process less per commit). A hook that was there
+// before is kept next to it and runs first; its exit status counts.
 const preCommitScript = `#!/bin/sh
 # git-rally pre-commit hook: checks the staged paths against other agents' claims.
 # Installed by "git rally hooks install --git"; "git rally hooks uninstall --git"
@@ -24,7 +26,7 @@ if [ -x "$chained" ]; then
 	"$chained" "$@" || exit $?
 fi
 command -v git-rally >/dev/null 2>&1 || exit 0
-exec git rally hook git pre-commit
+exec git-rally hook git pre-commit
 `
 
 // preCommitMarker identifies a rally pre-commit hook of any version.

@@ -77,7 +77,7 @@ func hostProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
 			if n := len(keys) - codexApproved(cfg, keys); n > 0 {
 				out = append(out, Problem{
 					Problem: fmt.Sprintf("Codex runs a hook only after you approve it, and %d of rally's %d hooks have no approval in %s (unapproved hooks are skipped silently)", n, len(keys), cfg),
-					Fix:     "cd " + shellQuote(top) + " && codex   # then /hooks and trust the git rally hooks (codex exec: --dangerously-bypass-hook-trust)",
+					Fix:     "cd " + shellQuote(top) + " && codex   # then /hooks and trust rally's hooks (codex exec: --dangerously-bypass-hook-trust)",
 				})
 			}
 		}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -24,8 +25,9 @@ func HasHooks(host string) bool {
 }
 
 // mcpFile says where a host keeps a project's MCP servers and how rally's
-// entry reads there. Like the hooks' entries, these bytes stay the same
-// from one version to the next.
+// entry reads there. Like the hooks' entries, these bytes change only when
+// they must; they run git-rally itself (versions before ran
+// `git rally mcp`: status calls that outdated, install replaces it).
 type mcpFile struct {
 	path  string // relative to the worktree's top level
 	entry json.RawMessage
@@ -33,12 +35,12 @@ type mcpFile struct {
 }
 
 var mcpFiles = map[string]mcpFile{
-	Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`)},
+	Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
 	// Codex clears its MCP servers' environment: env_vars hands on the
 	// identity a managed session sets.
-	Codex:  {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git\"\nargs = [\"rally\", \"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n"},
-	Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git","args":["rally","mcp"]}`)},
-	Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git","args":["rally","mcp"]}`)},
+	Codex:  {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git-rally\"\nargs = [\"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n"},
+	Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git-rally","args":["mcp"]}`)},
+	Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
 }
 
 // isRallyServer recognises rally's server entry by what it runs.
@@ -51,6 +53,25 @@ func isRallyServer(raw json.RawMessage) bool {
 		return false
 	}
 	return e.Command == "git" && len(e.Args) > 0 && e.Args[0] == "rally" || e.Command == "git-rally"
+}
+
+// mcpThroughGit says whether rally's registered server is the one of
+// versions before rally ran git-rally directly: `git rally mcp`.
+func mcpThroughGit(mf mcpFile, sf settingsFile) bool {
+	if mf.toml != "" {
+		lines := splitLines(sf.content)
+		start, end := tomlSection(lines)
+		return start >= 0 && tomlRunsGit(strings.Join(lines[start:end], ""))
+	}
+	servers, err := serversOf(sf)
+	if err != nil {
+		return false
+	}
+	cur, _ := servers.get(MCPServer)
+	var e struct {
+		Command string `json:"command"`
+	}
+	return json.Unmarshal(cur, &e) == nil && e.Command == "git"
 }
 
 func mcpResult(host, shown string) Result {
@@ -74,7 +95,7 @@ func InstallMCP(r *worktree.Repo, host string) (Result, error) {
 		res := mcpStatusOf(r, host, mf, sf)
 		return res, err
 	}
-	if err := writeTracked(r, sf, out); err != nil {
+	if err := writeTracked(r, sf, out, mf.toml != ""); err != nil {
 		return Result{}, err
 	}
 	sf.exists, sf.content = true, out
@@ -104,7 +125,7 @@ func UninstallMCP(r *worktree.Repo, host string) (Result, error) {
 		hooksLeft = sf.result(r, hostFiles[host], host).State != StateNotInstalled
 	}
 	rec := loadRecord(r, sf.path)
-	if rec != nil && !hooksLeft && digest(sf.content) == rec.Wrote {
+	if rec != nil && !hooksLeft && digest(sf.content) == rec.Wrote && !(rec.Existed && holdsRally(rec.Original, mf.toml != "")) {
 		dropRecord(r, sf.path)
 		res.Changed = true
 		if rec.Existed {
@@ -166,6 +187,9 @@ func mcpStatusOf(r *worktree.Repo, host string, mf mcpFile, sf settingsFile) Res
 		res.Problems = mcpProblems(r, host, sf)
 	case StateOutdated:
 		res.Note = "rally's MCP server entry was changed; `git rally hooks install --" + host + " --mcp` puts it right"
+		if mcpThroughGit(mf, sf) {
+			res.Note = "rally's MCP server entry runs `git rally mcp` through git; `git rally hooks install --" + host + " --mcp` changes it to run git-rally directly"
+		}
 	}
 	return res
 }
@@ -234,9 +258,12 @@ func readMCP(r *worktree.Repo, host string) (mcpFile, settingsFile, error) {
 // writeTracked writes what install made of a file, remembering the
 // original bytes the first time (hooks/installed/), forgetting them when
 // the file was edited since rally last wrote it.
-func writeTracked(r *worktree.Repo, sf settingsFile, out []byte) error {
+func writeTracked(r *worktree.Repo, sf settingsFile, out []byte, toml bool) error {
 	rec := loadRecord(r, sf.path)
 	switch {
+	case rec == nil && holdsRally(sf.content, toml):
+		// rally's entries already (an older version's), and no record
+		// of the bytes before them: uninstall removes rally's part.
 	case rec == nil:
 		rec = &record{Path: sf.path, Existed: sf.exists, Original: sf.content, Mode: sf.mode}
 	case !sf.exists || digest(sf.content) != rec.Wrote:

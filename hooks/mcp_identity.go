@@ -13,7 +13,8 @@ import (
 // sessionEnv names, per host, the variable in which the host hands its
 // session id to the MCP servers it starts (Claude Code does so since
 // 2.1.154; Gemini CLI sets GEMINI_SESSION_ID for the processes it runs).
-// Codex clears its MCP servers' environment and passes no session id.
+// Codex clears its MCP servers' environment; it names its session in each
+// tool call's metadata instead (SessionTool).
 var sessionEnv = []struct{ host, env string }{
 	{Claude, "CLAUDE_CODE_SESSION_ID"},
 	{Gemini, "GEMINI_SESSION_ID"},
@@ -26,10 +27,21 @@ var sessionEnv = []struct{ host, env string }{
 func HostSessionTool(getenv func(string) string) (string, bool) {
 	for _, s := range sessionEnv {
 		if id := getenv(s.env); id != "" {
-			if tag := SessionTag(s.host, id); tag != "" {
-				return agentHosts[s.host].tool + ":" + tag, true
-			}
+			return SessionTool(s.host, id)
 		}
+	}
+	return "", false
+}
+
+// SessionTool is the identity the agent hooks of host give its session id
+// (Codex states it in each MCP call's metadata, not in the environment).
+func SessionTool(host, id string) (string, bool) {
+	h, ok := agentHosts[host]
+	if !ok {
+		return "", false
+	}
+	if tag := SessionTag(host, id); tag != "" {
+		return h.tool + ":" + tag, true
 	}
 	return "", false
 }
@@ -41,7 +53,8 @@ func HostSessionTool(getenv func(string) string) (string, bool) {
 // pid is another process); the MCP server reads the note of its own host.
 
 // passThrough are the programs between a host and rally: a shell running a
-// hook's command line, git running git-rally.
+// hook's command line, and git running git-rally for the `git rally hook`
+// lines of older versions (and for `git rally mcp`).
 var passThrough = map[string]bool{"sh": true, "bash": true, "dash": true, "zsh": true, "env": true, "git": true, "git-rally": true}
 
 // hostProcess names the nearest ancestor that is not a pass-through

@@ -104,3 +104,15 @@ type otherServerError struct{ path string }
 func (e *otherServerError) Error() string {
 	return e.path + ": [mcp_servers." + MCPServer + "] is another program's server; rally leaves it alone"
 }
+
+// tomlRunsGit says whether a table's command is git (rally's entry before
+// it ran git-rally directly).
+func tomlRunsGit(sec string) bool {
+	for _, l := range strings.Split(sec, "\n") {
+		k, v, ok := strings.Cut(l, "=")
+		if ok && strings.TrimSpace(k) == "command" && strings.TrimSpace(v) == `"git"` {
+			return true
+		}
+	}
+	return false
+}

@@ -10,9 +10,10 @@ import (
 )
 
 // prePushScript is the pre-push hook rally installs with the pre-commit
-// one. Like it, its bytes never change between versions. git gives a
-// pre-push hook the remote's name and URL as arguments and one line per
-// ref on stdin: <local ref> <local id> <remote ref> <remote id>.
+// one. Like it, its bytes change only when they must, and it runs
+// git-rally directly. git gives a pre-push hook the remote's name and URL
+// as arguments and one line per ref on stdin: <local ref> <local id>
+// <remote ref> <remote id>.
 const prePushScript = `#!/bin/sh
 # git-rally pre-push hook: says to run git rally sync when the ledger part of a push would be rejected.
 # Installed by "git rally hooks install --git"; "git rally hooks uninstall --git"
@@ -23,7 +24,7 @@ if [ -x "$chained" ]; then
 	printf '%s\n' "$input" | "$chained" "$@" || exit $?
 fi
 command -v git-rally >/dev/null 2>&1 || exit 0
-printf '%s\n' "$input" | exec git rally hook git pre-push "$1"
+printf '%s\n' "$input" | exec git-rally hook git pre-push "$1"
 `
 
 // prePushMarker identifies a rally pre-push hook of any version.

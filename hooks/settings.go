@@ -25,34 +25,37 @@ type hostFile struct {
 }
 
 // The entries below are what hosts see and, for Codex, approve by hash:
-// their bytes must stay the same from one rally version to the next.
+// their bytes change between rally versions only when they must, since
+// Codex then asks for its approval again. They changed once: from
+// `git rally hook ...` to `git-rally hook ...` (install upgrades the old
+// lines in place; status calls them outdated; uninstall removes both).
 var hostFiles = map[string]hostFile{
 	Claude: {
 		path: ".claude/settings.json",
 		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git rally hook claude pre-tool-use","timeout":10}]}`)},
-			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude user-prompt-submit","timeout":10}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook claude session-end","timeout":10}]}`)},
+			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-start","timeout":10}]}`)},
+			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git-rally hook claude pre-tool-use","timeout":10}]}`)},
+			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude user-prompt-submit","timeout":10}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-end","timeout":10}]}`)},
 		},
 	},
 	Codex: {
 		path: ".codex/hooks.json",
 		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git rally hook codex pre-tool-use","timeout":10}]}`)},
-			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex user-prompt-submit","timeout":10}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git rally hook codex session-end","timeout":3}]}`)},
+			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-start","timeout":10}]}`)},
+			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git-rally hook codex pre-tool-use","timeout":10}]}`)},
+			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex user-prompt-submit","timeout":10}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-end","timeout":3}]}`)},
 		},
 	},
 	Gemini: {
 		path: ".gemini/settings.json",
 		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally-session-start","type":"command","command":"git rally hook gemini session-start","timeout":10000}]}`)},
-			{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-before-tool","type":"command","command":"git rally hook gemini before-tool","timeout":10000}]}`)},
-			{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git rally hook gemini after-tool","timeout":10000}]}`)},
-			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git rally hook gemini before-agent","timeout":10000}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git rally hook gemini session-end","timeout":10000}]}`)},
+			{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally-session-start","type":"command","command":"git-rally hook gemini session-start","timeout":10000}]}`)},
+			{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-before-tool","type":"command","command":"git-rally hook gemini before-tool","timeout":10000}]}`)},
+			{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git-rally hook gemini after-tool","timeout":10000}]}`)},
+			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git-rally hook gemini before-agent","timeout":10000}]}`)},
+			{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git-rally hook gemini session-end","timeout":10000}]}`)},
 		},
 	},
 	// Cursor's entries are flat: {"command": ...} in the event's array,
@@ -61,19 +64,28 @@ var hostFiles = map[string]hostFile{
 		path: ".cursor/hooks.json",
 		flat: true,
 		entries: []entry{
-			{"sessionStart", json.RawMessage(`{"command":"git rally hook cursor session-start"}`)},
-			{"preToolUse", json.RawMessage(`{"command":"git rally hook cursor pre-tool-use"}`)},
-			{"beforeShellExecution", json.RawMessage(`{"command":"git rally hook cursor before-shell-execution"}`)},
-			{"afterFileEdit", json.RawMessage(`{"command":"git rally hook cursor after-file-edit"}`)},
-			{"sessionEnd", json.RawMessage(`{"command":"git rally hook cursor session-end"}`)},
+			{"sessionStart", json.RawMessage(`{"command":"git-rally hook cursor session-start"}`)},
+			{"preToolUse", json.RawMessage(`{"command":"git-rally hook cursor pre-tool-use"}`)},
+			{"beforeShellExecution", json.RawMessage(`{"command":"git-rally hook cursor before-shell-execution"}`)},
+			{"afterFileEdit", json.RawMessage(`{"command":"git-rally hook cursor after-file-edit"}`)},
+			{"sessionEnd", json.RawMessage(`{"command":"git-rally hook cursor session-end"}`)},
 		},
 	},
 }
 
-// isRallyCommand recognises rally's handlers by their command line.
+// hookPrefix starts every handler rally installs: the binary itself, not
+// `git rally`, whose git process costs a few milliseconds before every
+// tool call. oldHookPrefix is how versions before that wrote them.
+const (
+	hookPrefix    = "git-rally hook "
+	oldHookPrefix = "git rally hook "
+)
+
+// isRallyCommand recognises rally's handlers by their command line, in
+// the form of this version and of the ones before.
 func isRallyCommand(cmd string) bool {
 	cmd = strings.TrimSpace(cmd)
-	return strings.HasPrefix(cmd, "git rally hook ") || strings.HasPrefix(cmd, "git-rally hook ")
+	return strings.HasPrefix(cmd, hookPrefix) || strings.HasPrefix(cmd, oldHookPrefix)
 }
 
 func (hf hostFile) events() []string {
@@ -174,59 +186,170 @@ func dropRally(gs []json.RawMessage) ([]json.RawMessage, bool) {
 	var out []json.RawMessage
 	removed := false
 	for _, g := range gs {
-		obj, err := parseObject(g)
-		if err != nil {
-			out = append(out, g)
-			continue
-		}
-		var flat struct {
-			Command string `json:"command"`
-		}
-		if json.Unmarshal(g, &flat) == nil && isRallyCommand(flat.Command) {
-			removed = true // a flat (Cursor) entry of rally's
-			continue
-		}
-		raw, _ := obj.get("hooks")
-		var hs []json.RawMessage
-		if json.Unmarshal(raw, &hs) != nil {
-			out = append(out, g)
-			continue
-		}
-		var keep []json.RawMessage
-		for _, h := range hs {
-			var cmd struct {
-				Command string `json:"command"`
-			}
-			if json.Unmarshal(h, &cmd) == nil && isRallyCommand(cmd.Command) {
-				removed = true
-				continue
-			}
-			keep = append(keep, h)
-		}
-		switch {
-		case len(keep) == len(hs):
-			out = append(out, g)
-		case len(keep) > 0:
-			obj.set("hooks", arrayOf(keep))
-			out = append(out, obj.compact())
+		kept, had := dropRallyGroup(g)
+		removed = removed || had
+		if kept != nil {
+			out = append(out, kept)
 		}
 	}
 	return out, removed
 }
 
-func hasGroup(gs []json.RawMessage, want json.RawMessage) bool {
-	w := canonical(want)
+// dropRallyGroup is one matcher group without rally's handlers (nil when
+// none is left), and whether it had any.
+func dropRallyGroup(g json.RawMessage) (json.RawMessage, bool) {
+	obj, err := parseObject(g)
+	if err != nil {
+		return g, false
+	}
+	var flat struct {
+		Command string `json:"command"`
+	}
+	if json.Unmarshal(g, &flat) == nil && isRallyCommand(flat.Command) {
+		return nil, true // a flat (Cursor) entry of rally's
+	}
+	raw, _ := obj.get("hooks")
+	var hs []json.RawMessage
+	if json.Unmarshal(raw, &hs) != nil {
+		return g, false
+	}
+	var keep []json.RawMessage
+	for _, h := range hs {
+		var cmd struct {
+			Command string `json:"command"`
+		}
+		if json.Unmarshal(h, &cmd) == nil && isRallyCommand(cmd.Command) {
+			continue
+		}
+		keep = append(keep, h)
+	}
+	switch {
+	case len(keep) == len(hs):
+		return g, false
+	case len(keep) == 0:
+		return nil, true
+	}
+	obj.set("hooks", arrayOf(keep))
+	return obj.compact(), true
+}
+
+// placeGroup is an event's groups with rally's handlers replaced by want:
+// at the place of the first group that held one of rally's handlers (so an
+// upgrade from an older version's entry keeps the order, and the index
+// Codex keys its approval by), else at the end. A nil want only drops.
+func placeGroup(gs []json.RawMessage, want json.RawMessage) []json.RawMessage {
+	var out []json.RawMessage
+	placed := want == nil
 	for _, g := range gs {
-		if canonical(g) == w {
-			return true
+		kept, had := dropRallyGroup(g)
+		if had && !placed {
+			out, placed = append(out, want), true
+		}
+		if kept != nil {
+			out = append(out, kept)
+		}
+	}
+	if !placed {
+		out = append(out, want)
+	}
+	return out
+}
+
+// placeRally puts rally's entries into a hooks object as this version
+// writes them: one group per event where rally's was, no handler of
+// rally's anywhere else (an older version's, a duplicate, an event rally
+// no longer uses). It says whether anything changed.
+func placeRally(h *object, hf hostFile) (bool, error) {
+	want := map[string]json.RawMessage{}
+	for _, e := range hf.entries {
+		want[e.event] = e.group
+	}
+	changed := false
+	for _, ev := range append([]string(nil), h.keys...) {
+		gs, err := groupsOf(h, ev)
+		if err != nil {
+			if want[ev] != nil {
+				return false, err
+			}
+			continue // not rally's event, and not an array: left alone
+		}
+		out := placeGroup(gs, want[ev])
+		if canonical(arrayOf(out)) == canonical(arrayOf(gs)) {
+			continue
+		}
+		changed = true
+		if len(out) == 0 {
+			h.del(ev)
+		} else {
+			h.set(ev, arrayOf(out))
+		}
+	}
+	for _, e := range hf.entries {
+		if _, ok := h.get(e.event); !ok {
+			h.set(e.event, arrayOf([]json.RawMessage{e.group}))
+			changed = true
+		}
+	}
+	return changed, nil
+}
+
+// holdsRally says whether a file's bytes hold any of rally's entries:
+// hook handlers of this version or an older one, or rally's MCP server
+// (toml: Codex's config.toml).
+func holdsRally(content []byte, toml bool) bool {
+	if toml {
+		lines := splitLines(content)
+		start, end := tomlSection(lines)
+		return start >= 0 && tomlRallyCmd.MatchString(strings.Join(lines[start:end], ""))
+	}
+	doc, err := parseObject(content)
+	if err != nil {
+		return false
+	}
+	sf := settingsFile{doc: doc}
+	if h, err := hooksOf(sf); err == nil {
+		for _, ev := range h.keys {
+			gs, _ := groupsOf(h, ev)
+			if _, had := dropRally(gs); had {
+				return true
+			}
+		}
+	}
+	servers, err := serversOf(sf)
+	if err != nil {
+		return false
+	}
+	cur, ok := servers.get(MCPServer)
+	return ok && isRallyServer(cur)
+}
+
+// throughGit says whether any of rally's handlers in h runs `git rally
+// hook` (versions before rally called git-rally directly).
+func throughGit(h *object) bool {
+	for _, ev := range h.keys {
+		gs, _ := groupsOf(h, ev)
+		for _, g := range gs {
+			var grp struct {
+				Command string `json:"command"`
+				Hooks   []struct {
+					Command string `json:"command"`
+				} `json:"hooks"`
+			}
+			if json.Unmarshal(g, &grp) != nil {
+				continue
+			}
+			cmds := []string{grp.Command}
+			for _, hd := range grp.Hooks {
+				cmds = append(cmds, hd.Command)
+			}
+			for _, c := range cmds {
+				if strings.HasPrefix(strings.TrimSpace(c), oldHookPrefix) {
+					return true
+				}
+			}
 		}
 	}
 	return false
-}
-
-func hasRally(gs []json.RawMessage) bool {
-	_, removed := dropRally(gs)
-	return removed
 }
 
 func (sf settingsFile) result(r *worktree.Repo, hf hostFile, host string) Result {
@@ -236,23 +359,25 @@ func (sf settingsFile) result(r *worktree.Repo, hf hostFile, host string) Result
 		res.Note = err.Error()
 		return res
 	}
-	all, some := true, false
-	for _, e := range hf.entries {
-		gs, _ := groupsOf(h, e.event)
-		if !hasGroup(gs, e.group) {
-			all = false
-		}
-	}
+	some := false
 	for _, ev := range h.keys {
 		gs, _ := groupsOf(h, ev)
-		if hasRally(gs) {
+		if _, had := dropRally(gs); had {
 			some = true
 		}
 	}
+	old := throughGit(h)
+	// Installed is what install would leave as it is.
+	changed, err := placeRally(h, hf)
 	switch {
-	case all:
+	case err == nil && !changed:
 		res.State = StateInstalled
 		res.Problems = hostProblems(r, host, sf)
+	case some && old:
+		res.State, res.Note = StateOutdated, "rally's entries run `git rally hook` through git; `git rally hooks install --"+host+"` changes them to run git-rally directly"
+		if host == Codex {
+			res.Note += " (Codex then skips them until they are approved again in /hooks)"
+		}
 	case some:
 		res.State, res.Note = StateOutdated, "some of rally's entries are missing or changed; `git rally hooks install --"+host+"` puts them right"
 	}
@@ -268,18 +393,9 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	changed := false
-	for _, e := range hf.entries {
-		gs, err := groupsOf(h, e.event)
-		if err != nil {
-			return Result{}, fmt.Errorf("%s: %w", sf.shown, err)
-		}
-		if hasGroup(gs, e.group) {
-			continue
-		}
-		gs, _ = dropRally(gs)
-		h.set(e.event, arrayOf(append(gs, e.group)))
-		changed = true
+	changed, err := placeRally(h, hf)
+	if err != nil {
+		return Result{}, fmt.Errorf("%s: %w", sf.shown, err)
 	}
 	if !changed {
 		return sf.result(r, hf, host), nil
@@ -293,6 +409,10 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 
 	rec := loadRecord(r, sf.path)
 	switch {
+	case rec == nil && holdsRally(sf.content, false):
+		// An older version's entries and no record of what was there
+		// before them (a file from a checkout, a lost record): those
+		// bytes are not worth restoring, uninstall removes rally's part.
 	case rec == nil:
 		rec = &record{Path: sf.path, Existed: sf.exists, Original: sf.content, Mode: sf.mode}
 	case !sf.exists || digest(sf.content) != rec.Wrote:
@@ -330,7 +450,7 @@ func uninstallSettings(r *worktree.Repo, host string) (Result, error) {
 	if !mcpLeft {
 		defer dropRecord(r, sf.path)
 	}
-	if rec != nil && !mcpLeft && sf.exists && digest(sf.content) == rec.Wrote {
+	if rec != nil && !mcpLeft && sf.exists && digest(sf.content) == rec.Wrote && !(rec.Existed && holdsRally(rec.Original, false)) {
 		// Untouched since rally wrote it: put back the very bytes.
 		if rec.Existed {
 			err = writeAtomic(sf.path, rec.Original, rec.Mode)

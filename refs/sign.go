@@ -5,15 +5,12 @@ import (
 	"crypto/ed25519"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"golang.org/x/crypto/ssh"
 	"golang.org/x/crypto/ssh/agent"
 
@@ -157,63 +154,4 @@ func expandHome(p string) string {
 		}
 	}
 	return p
-}
-
-// encodeCommit encodes gc, signed when the store has a Signer.
-func (st *Store) encodeCommit(gc *object.Commit, obj plumbing.EncodedObject) error {
-	if st.Signer != nil {
-		var payload plumbing.MemoryObject
-		if err := gc.EncodeWithoutSignature(&payload); err != nil {
-			return fmt.Errorf("encoding commit: %w", err)
-		}
-		sig, err := st.Signer.Sign(memBytes(&payload))
-		if err != nil {
-			return err
-		}
-		gc.PGPSignature = string(sig)
-	}
-	if err := gc.Encode(obj); err != nil {
-		return fmt.Errorf("encoding commit: %w", err)
-	}
-	return nil
-}
-
-// SignedCommit is a commit with what a verifier needs.
-type SignedCommit struct {
-	Commit
-	// Signature is the gpgsig header ("" when unsigned); Payload the
-	// commit's bytes without it, what the signature signs.
-	Signature string
-	Payload   []byte
-}
-
-// ReadSignedCommit reads a commit with its signature.
-func (st *Store) ReadSignedCommit(h Hash) (SignedCommit, error) {
-	obj, err := st.object(plumbing.CommitObject, h)
-	if err != nil {
-		return SignedCommit{}, notFound("commit", h, err)
-	}
-	var gc object.Commit
-	if err := gc.Decode(obj); err != nil {
-		return SignedCommit{}, fmt.Errorf("decoding commit %s: %w", h, err)
-	}
-	sc := SignedCommit{Commit: Commit{Tree: Hash(gc.TreeHash), Message: gc.Message, When: gc.Committer.When},
-		Signature: gc.PGPSignature}
-	for _, p := range gc.ParentHashes {
-		sc.Parents = append(sc.Parents, Hash(p))
-	}
-	if sc.Signature != "" {
-		var payload plumbing.MemoryObject
-		if err := gc.EncodeWithoutSignature(&payload); err != nil {
-			return sc, fmt.Errorf("decoding commit %s: %w", h, err)
-		}
-		sc.Payload = memBytes(&payload)
-	}
-	return sc, nil
-}
-
-func memBytes(o *plumbing.MemoryObject) []byte {
-	r, _ := o.Reader() // a MemoryObject's reader never fails
-	b, _ := io.ReadAll(r)
-	return b
 }

@@ -19,26 +19,7 @@ import (
 func TestCodex(t *testing.T) {
 	t.Parallel() // each host has its own repository, HOME and model server
 	r := newRepo(t, "codex")
-	bin := filepath.Join(hostsDir, ".bin", "codex")
-	chome := filepath.Join(r.home, ".codex")
-	os.MkdirAll(chome, 0o755)
-	cfg := fmt.Sprintf(`model = "gpt-5.5"
-model_provider = "mock"
-approval_policy = "never"
-sandbox_mode = "danger-full-access"
-
-[model_providers.mock]
-name = "mock"
-base_url = "%s/v1"
-wire_api = "responses"
-env_key = "MOCK_API_KEY"
-request_max_retries = 0
-stream_max_retries = 0
-
-[projects.%q]
-trust_level = "trusted"
-`, r.srv.url, r.dir)
-	os.WriteFile(filepath.Join(chome, "config.toml"), []byte(cfg), 0o644)
+	bin, chome := codexHome(r)
 	status := r.rally("hooks", "status", "--codex")
 	check(t, !strings.Contains(status, "is not trusted") && strings.Contains(status, "4 of rally's 4 hooks have no approval"),
 		"codex: hooks status: project trusted, rally's 4 hooks not approved yet", status)
@@ -112,6 +93,36 @@ trust_level = "trusted"
 	r.dump()
 }
 
+// codexHome writes the user's Codex configuration in the repository's
+// HOME: the scripted model as its provider, no approvals, the repository
+// trusted (so Codex reads its .codex/). It returns the codex program and
+// CODEX_HOME.
+func codexHome(r *repo) (bin, chome string) {
+	bin = filepath.Join(hostsDir, ".bin", "codex")
+	chome = filepath.Join(r.home, ".codex")
+	os.MkdirAll(chome, 0o755)
+	cfg := fmt.Sprintf(`model = "gpt-5.5"
+model_provider = "mock"
+approval_policy = "never"
+sandbox_mode = "danger-full-access"
+
+[model_providers.mock]
+name = "mock"
+base_url = "%s/v1"
+wire_api = "responses"
+env_key = "MOCK_API_KEY"
+request_max_retries = 0
+stream_max_retries = 0
+
+[projects.%q]
+trust_level = "trusted"
+`, r.srv.url, r.dir)
+	if err := os.WriteFile(filepath.Join(chome, "config.toml"), []byte(cfg), 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	return bin, chome
+}
+
 var threadRE = regexp.MustCompile(`"thread_id":"([0-9a-f-]+)"`)
 
 // codexTool is the identity rally's hooks gave the session of a codex exec
@@ -163,7 +174,7 @@ func approveCodexHooks(t *testing.T, r *repo, bin string, env []string, cfg stri
 		n := 0
 		for _, d := range resp.Result.Data {
 			for _, h := range d.Hooks {
-				if strings.HasPrefix(h.Command, "git rally hook ") {
+				if strings.HasPrefix(h.Command, "git-rally hook ") {
 					fmt.Fprintf(&b, "\n[hooks.state.%q]\ntrusted_hash = %q\n", h.Key, h.CurrentHash)
 					n++
 				}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -59,4 +60,56 @@ func TestMCPGeminiCLI(t *testing.T) {
 	check(t, hasScope(r.find("claim", tool), "file:src/mcp.go"), "gemini: rally_claim through MCP claimed src/mcp.go for "+tool)
 	check(t, r.srv.saw(`count`), "gemini: the rally_inbox answer reached the model")
 	check(t, !r.srv.saw("</rally-test-tag>"), "gemini: the peer subject reached the model escaped, never raw")
+}
+
+// Codex offers its MCP servers' tools behind tool_search (0.171 defers
+// them all, as the "Deferred tool namespaces" note of its instructions
+// says): the scripted model searches first, as a real one does, and then
+// calls the tools it found in their namespace.
+func TestMCPCodex(t *testing.T) {
+	t.Parallel()
+	r := newRepo(t, "codex")
+	r.rally("hooks", "install", "--codex", "--mcp")
+	bin, chome := codexHome(r)
+	env := r.env("CODEX_HOME="+chome, "MOCK_API_KEY=test-key")
+	list := r.run("codex mcp list", []string{bin, "mcp", "list"}, env)
+	check(t, strings.Contains(list, "rally") && strings.Contains(list, "rally mcp") && strings.Contains(list, "enabled"),
+		"codex: codex mcp list shows rally's server (git rally mcp) enabled", list)
+	const ns = "mcp__rally"
+	search := step{Tool: "tool_search", Input: map[string]any{"query": "rally claim inbox", "limit": 20}}
+
+	// Codex runs a project's hooks only once approved (/hooks), but it
+	// names its session in each MCP call: before approval the claim is the
+	// session's all the same.
+	out0 := r.run("codex exec (mcp, hooks not approved)", []string{bin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", script(
+		search, step{Tool: "rally_claim", Namespace: ns, Input: map[string]any{"scopes": []string{"src/early.go"}, "subject": "before approval"}},
+	)}, env)
+	tool0 := codexTool(r, out0)
+	check(t, tool0 != "" && len(r.find("presence", tool0)) == 0 && hasScope(r.find("claim", tool0), "file:src/early.go"),
+		"codex: with hooks not approved, rally_claim through MCP claimed src/early.go for the session Codex named in the call ("+tool0+")", r.find("claim", ""))
+
+	approveCodexHooks(t, r, bin, env, filepath.Join(chome, "config.toml"))
+	r.rally("handoff", "--tool", "peer:1", "--target", "all", "--subject", "please review </rally-test-tag> it")
+	out := r.run("codex exec (mcp)", []string{bin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", script(
+		search,
+		step{Tool: "rally_claim", Namespace: ns, Input: map[string]any{"scopes": []string{"src/mcp.go"}, "subject": "via mcp"}},
+		step{Tool: "rally_inbox", Namespace: ns, Input: map[string]any{}},
+		step{Tool: "apply_patch", Custom: "*** Begin Patch\n*** Add File: src/mcp.go\n+package src\n*** End Patch\n"},
+	)}, append(env, "RALLY_HOOK_STRICT=1"))
+	tool := codexTool(r, out)
+	check(t, r.srv.saw(`"type":"tool_search"`) && r.srv.saw("Deferred tool namespaces:\\n- "+ns),
+		"codex: the model was offered tool_search with rally's namespace "+ns+" deferred behind it")
+	found := strings.Join(r.srv.searchFound(ns), " ")
+	check(t, strings.Contains(found, "rally_claim") && strings.Contains(found, "rally_inbox") && strings.Contains(found, "rally_room"),
+		"codex: tool_search gave the model rally's tools in "+ns, found)
+	claimOut := r.srv.callOutput(ns, "rally_claim")
+	check(t, tool != "" && strings.Contains(claimOut, `\"kind\":\"claim\"`), "codex: the rally_claim answer reached the model", claimOut)
+	check(t, tool != "" && len(r.find("presence", tool)) > 0 && hasScope(r.find("claim", tool), "file:src/mcp.go"),
+		"codex: rally_claim through MCP claimed src/mcp.go for the session its hooks name ("+tool+")", r.find("claim", ""))
+	inbox := r.srv.callOutput(ns, "rally_inbox")
+	check(t, strings.Contains(inbox, `\"count\":1`) && strings.Contains(inbox, "rally-test-tag"), "codex: the rally_inbox answer (the peer's handoff) reached the model", inbox)
+	check(t, !r.srv.saw("</rally-test-tag>") && !r.srv.saw(`\u003c/rally-test-tag\u003e`), "codex: the peer subject reached the model escaped, never raw")
+	got, _ := r.read("src/mcp.go")
+	check(t, got == "package src\n", "codex: in strict mode the session's own hook let it write the file it claimed through MCP", got)
+	r.dump()
 }

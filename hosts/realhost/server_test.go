@@ -24,6 +24,9 @@ type step struct {
 	Input map[string]any `json:"input"` // its arguments
 	// Custom is the raw input of a freeform (custom) tool, Codex's apply_patch.
 	Custom string `json:"custom,omitempty"`
+	// Namespace is the namespace of a tool Codex found with tool_search
+	// (its MCP servers' tools are offered only that way).
+	Namespace string `json:"namespace,omitempty"`
 }
 
 func script(steps ...step) string {
@@ -209,7 +212,8 @@ func (m *modelServer) anthropic(w http.ResponseWriter, body []byte) {
 // responses answers POST /v1/responses (OpenAI Responses API, streaming),
 // Codex's wire.
 func (m *modelServer) responses(w http.ResponseWriter, body []byte) {
-	results := bytes.Count(body, []byte(`"type":"function_call_output"`)) + bytes.Count(body, []byte(`"type":"custom_tool_call_output"`))
+	results := bytes.Count(body, []byte(`"type":"function_call_output"`)) + bytes.Count(body, []byte(`"type":"custom_tool_call_output"`)) +
+		bytes.Count(body, []byte(`"type":"tool_search_output"`))
 	st, ok := next(body, results)
 	id := fmt.Sprintf("resp_%d", time.Now().UnixNano())
 	s := newSSE(w)
@@ -217,11 +221,16 @@ func (m *modelServer) responses(w http.ResponseWriter, body []byte) {
 	var item map[string]any
 	callID := fmt.Sprintf("call_%d", time.Now().UnixNano())
 	switch {
+	case ok && st.Tool == "tool_search":
+		item = map[string]any{"type": "tool_search_call", "id": "tsc_" + callID, "call_id": callID, "execution": "client", "status": "completed", "arguments": st.Input}
 	case ok && st.Custom != "":
 		item = map[string]any{"type": "custom_tool_call", "id": "ctc_" + callID, "call_id": callID, "name": st.Tool, "input": st.Custom, "status": "completed"}
 	case ok:
 		args, _ := json.Marshal(st.Input)
 		item = map[string]any{"type": "function_call", "id": "fc_" + callID, "call_id": callID, "name": st.Tool, "arguments": string(args), "status": "completed"}
+		if st.Namespace != "" {
+			item["namespace"] = st.Namespace
+		}
 	default:
 		item = map[string]any{"type": "message", "id": "msg_" + callID, "role": "assistant", "status": "completed",
 			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
@@ -255,4 +264,81 @@ func (m *modelServer) gemini(w http.ResponseWriter, body []byte, stream bool) {
 		return
 	}
 	newSSE(w).event("", resp)
+}
+
+// responsesItem is an input item of a Responses API request, as far as the
+// suite reads them.
+type responsesItem struct {
+	Type      string `json:"type"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	Output    any    `json:"output"`
+	Tools     []struct {
+		Type  string `json:"type"`
+		Name  string `json:"name"`
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	} `json:"tools"`
+}
+
+// responsesInput is every input item of the Responses requests received.
+func (m *modelServer) responsesInput() [][]responsesItem {
+	var out [][]responsesItem
+	for _, b := range m.bodies("/responses") {
+		var req struct {
+			Input []responsesItem `json:"input"`
+		}
+		if json.Unmarshal([]byte(b), &req) == nil {
+			out = append(out, req.Input)
+		}
+	}
+	return out
+}
+
+// searchFound lists the tools of namespace that a tool_search_output
+// carried back to the model.
+func (m *modelServer) searchFound(namespace string) []string {
+	var names []string
+	for _, input := range m.responsesInput() {
+		for _, it := range input {
+			if it.Type != "tool_search_output" {
+				continue
+			}
+			for _, ns := range it.Tools {
+				if ns.Type == "namespace" && ns.Name == namespace {
+					for _, tool := range ns.Tools {
+						names = append(names, tool.Name)
+					}
+				}
+			}
+		}
+		if names != nil {
+			return names
+		}
+	}
+	return names
+}
+
+// callOutput is the output Codex sent back for the model's call of
+// namespace's tool name (as JSON text), "" when none came back.
+func (m *modelServer) callOutput(namespace, name string) string {
+	for _, input := range m.responsesInput() {
+		calls := map[string]bool{}
+		for _, it := range input {
+			switch it.Type {
+			case "function_call":
+				if it.Namespace == namespace && it.Name == name {
+					calls[it.CallID] = true
+				}
+			case "function_call_output":
+				if calls[it.CallID] {
+					b, _ := json.Marshal(it.Output)
+					return string(b)
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
+	"strings"
 	"time"
 
 	"github.com/git-rally/git-rally/bench/ledgergen"
@@ -27,6 +28,7 @@ func runBuild(args []string) error {
 	tidy := fl.Bool("tidy", false, "a tidy room: every handoff resolved, no new sessions (the projection does not grow)")
 	loose := fl.Bool("loose", false, "leave every object loose (rally packs them in the background past 4096 loose objects)")
 	prof := fl.String("cpuprofile", "", "write a CPU profile of the build here")
+	open := fl.Int("open-claims", -1, "then release or add claims until exactly this many are open (-1: leave them)")
 	fill := fl.Int("head-fill", -1, "then append notes until the segment an append made now goes into holds this many facts (-1: leave it)")
 	fl.Parse(args)
 	if *dir == "" {
@@ -45,20 +47,35 @@ func runBuild(args []string) error {
 		return err
 	}
 	defer l.Close()
-	st, err := ledgergen.Build(l, ledgergen.Options{Facts: *n, Seed: *seed, MaxBatch: *maxBatch, Tidy: *tidy,
-		AutoPack: !*loose, End: time.Now().Add(-*end)})
-	if err != nil {
-		return err
+	var said []string
+	if *n > 0 {
+		st, err := ledgergen.Build(l, ledgergen.Options{Facts: *n, Seed: *seed, MaxBatch: *maxBatch, Tidy: *tidy,
+			AutoPack: !*loose, End: time.Now().Add(-*end)})
+		if err != nil {
+			return err
+		}
+		said = append(said, st.String())
+	}
+	if *open >= 0 {
+		added, err := ledgergen.SetOpenClaims(l, *open, *maxBatch)
+		if err != nil {
+			return err
+		}
+		if !*loose && l.Store.LooseEstimate() > 0 {
+			if err := l.Store.Pack(); err != nil {
+				return err
+			}
+		}
+		said = append(said, fmt.Sprintf("%d facts to leave %d claims open", added, *open))
 	}
 	if *fill >= 0 {
 		added, err := fillHeadSegment(l, *fill)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("%s; then %d notes to fill the head segment to %d facts\n", st, added, *fill)
-		return nil
+		said = append(said, fmt.Sprintf("%d notes to fill the head segment to %d facts", added, *fill))
 	}
-	fmt.Println(st)
+	fmt.Println(strings.Join(said, "; then "))
 	return nil
 }
 

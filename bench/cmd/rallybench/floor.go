@@ -148,3 +148,48 @@ func mktree(dir string, es map[string]string) (string, error) {
 	out, err := refs.GitInput(dir, nil, []byte(strings.Join(lines, "\n")+"\n"), "mktree")
 	return strings.TrimSpace(out), err
 }
+
+// floor4 is the simplest append git itself allows, the floor of issue 14:
+// hash-object -w --stdin, mktree of a tree holding that one blob,
+// commit-tree -p and update-ref <ref> <new> <old>, four processes. It
+// keeps its own chain on refs/rally/floor4, so it reads nothing before
+// the clock starts but the fact it encodes.
+func (m *measurer) floor4() (time.Duration, error) {
+	base, old := m.floor4Tip, ""
+	if base.IsZero() {
+		h, err := m.head()
+		if err != nil {
+			return 0, err
+		}
+		base = h
+	} else {
+		old = base.String()
+	}
+	now := time.Now().UTC()
+	f := &facts.Fact{V: 1, Kind: facts.KindClaim, Tool: "bench:floor4", At: facts.FormatTime(now), Clock: int64(m.round + 1),
+		Scopes: []string{fmt.Sprintf("file:src/bench/floor4-%s-%s-%d.go", m.scenario, m.size, m.round)},
+		Access: facts.Exclusive, LeaseS: 1800}
+	f.Seal()
+	msg := f.Summary()
+
+	t0 := time.Now()
+	blob, err := refs.GitInput(m.dir, nil, f.Raw, "hash-object", "-w", "--stdin")
+	if err != nil {
+		return 0, err
+	}
+	tree, err := refs.GitInput(m.dir, nil, []byte("100644 blob "+strings.TrimSpace(blob)+"\t"+f.ID+".json\n"), "mktree")
+	if err != nil {
+		return 0, err
+	}
+	commit, err := refs.Git(m.dir, nil, "commit-tree", strings.TrimSpace(tree), "-p", base.String(), "-m", msg)
+	if err != nil {
+		return 0, err
+	}
+	commit = strings.TrimSpace(commit)
+	if _, err := refs.Git(m.dir, nil, "update-ref", floor4Ref, commit, old); err != nil {
+		return 0, err
+	}
+	d := time.Since(t0)
+	m.floor4Tip, err = refs.ParseHash(commit)
+	return d, err
+}

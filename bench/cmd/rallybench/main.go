@@ -7,6 +7,7 @@
 //	rallybench history -commits C -files F -blob-size B > stream
 //	rallybench measure -dir REPO -scenario NAME -size LABEL -runs N -out FILE [-reset-packed]
 //	rallybench report  -in FILE
+//	rallybench writers -dir REPO [-bin git-rally] [-writers 8] [-each 200]   (concurrent appends, then checks)
 //	rallybench signab  -dir REPO [-bin git-rally] [-runs N]   (signed against unsigned claims)
 package main
 
@@ -31,6 +32,8 @@ func main() {
 		err = runProfile(os.Args[2:])
 	case "report":
 		err = runReport(os.Args[2:])
+	case "writers":
+		err = runWriters(os.Args[2:])
 	case "signab":
 		err = runSignAB(os.Args[2:])
 	default:

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
@@ -16,35 +17,78 @@ import (
 )
 
 // The cases measure runs, in this order, round-robin for -runs rounds so
-// that a noisy neighbour hurts every case alike.
-var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
+// that a noisy neighbour hurts every case alike. A scenario runs the cases
+// scenarioCases names (default: baseCases).
+var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4",
+	"inproc", "fsync", "hello", "version", "log", "cold"}
+
+var baseCases = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
+
+// plain is where the table of issue 14 is measured; the open-claims rooms
+// (open20, open1619) only need a room and a claim.
+var scenarioCases = map[string][]string{
+	"plain":    {"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4", "inproc", "fsync", "hello", "version", "log", "cold"},
+	"open20":   {"room", "claim"},
+	"open1619": {"room", "claim"},
+	"writers":  {"writers"},
+}
 
 var caseNames = map[string]string{
 	"revparse":     "git rev-parse refs/rally/ledger",
 	"room":         "git rally room --json (warm cache)",
 	"room-direct":  "git-rally room --json (warm, no git wrapper)",
 	"claim":        "git rally claim <file> (whole process)",
+	"claim-direct": "git-rally claim <file> (no git wrapper)",
 	"claim-signed": "the same claim, signed (rally.sign, an ed25519 key file)",
-	"floor":        "plumbing floor: hash-object,5x mktree,commit-tree,update-ref",
+	"floor":        "7-process floor: hash-object,5x mktree,commit-tree,update-ref",
+	"floor4":       "4-process floor: hash-object,mktree (1 entry),commit-tree,update-ref",
 	"inproc":       "in-process facts.Open+Append(claim)+Close",
 	"fsync":        "O_APPEND+fsync of one line to a plain file",
+	"hello":        "a static Go hello world (CGO_ENABLED=0)",
+	"version":      "git-rally version",
+	"log":          "git rally log --json -n 10",
+	"cold":         "git rally room --json after rm -rf .git/rally/cache",
+	"writers":      "8 writers x 200 appends: wall time",
 }
 
-const floorRef = "refs/rally/floor"
+// rssCases also record the process's maximum resident set (wait4's
+// rusage, the largest of git and git-rally): "<case>.rss", in MiB.
+var rssCases = map[string]bool{"log": true, "cold": true}
+
+const (
+	floorRef  = "refs/rally/floor"
+	floor4Ref = "refs/rally/floor4"
+)
 
 type measurer struct {
 	dir, common string
-	bin         string
+	bin, hello  string
 	scenario    string
 	size        string
 	reset       bool
 	packedHead  refs.Hash // with -reset-packed: the head every run starts from
 	savedState  []byte    // with -reset-packed: state.gob at packedHead
 	floorTip    refs.Hash // the floor's own chain; zero: start at the ledger head
+	floor4Tip   refs.Hash
 	round       int
-	samples     map[string][]time.Duration
+	samples     map[string][]sample
 	firstClaim  time.Duration
 	signEnv     []string // git config of the signed claim (GIT_CONFIG_COUNT)
+	lastRSS     float64  // MiB, of the last process run through proc
+	writers     int      // the writers case: processes, appends each
+	each        int
+}
+
+type sample struct {
+	round int
+	v     float64 // ms, or MiB for <case>.rss
+}
+
+func (m *measurer) cases() []string {
+	if cs, ok := scenarioCases[m.scenario]; ok {
+		return cs
+	}
+	return baseCases
 }
 
 func runMeasure(args []string) error {
@@ -60,12 +104,18 @@ func runMeasure(args []string) error {
 		return nil
 	})
 	runs := fl.Int("runs", 41, "rounds")
+	hello := fl.String("hello", "", "a static hello world binary (the hello case)")
+	coldEvery := fl.Int("cold-every", 4, "run the cold case (the room after deleting the cache) every this many rounds")
+	writersEvery := fl.Int("writers-every", 20, "run the writers case every this many rounds")
+	nWriters := fl.Int("writers", 8, "writers case: concurrent writer processes")
+	each := fl.Int("each", 200, "writers case: appends per writer")
 	out := fl.String("out", "", "append medians to this file")
 	fl.Parse(args)
 	if len(ms) == 0 || *bin == "" || *out == "" {
 		return fmt.Errorf("measure needs -target, -bin and -out")
 	}
 	for _, m := range ms {
+		m.hello, m.writers, m.each = *hello, *nWriters, *each
 		if err := m.prepare(*bin); err != nil {
 			return fmt.Errorf("%s/%s: %w", m.scenario, m.size, err)
 		}
@@ -77,7 +127,10 @@ func runMeasure(args []string) error {
 	for round := 0; round < *runs; round++ {
 		for _, m := range ms {
 			m.round = round
-			for _, c := range caseOrder {
+			for _, c := range m.cases() {
+				if c == "cold" && round%*coldEvery != 0 || c == "writers" && round%*writersEvery != 0 {
+					continue
+				}
 				d, err := m.run(c)
 				if err != nil {
 					return fmt.Errorf("%s/%s %s, round %d: %w", m.scenario, m.size, c, round, err)
@@ -85,7 +138,10 @@ func runMeasure(args []string) error {
 				if c == "claim" && round == 0 {
 					m.firstClaim = d
 				}
-				m.samples[c] = append(m.samples[c], d)
+				m.samples[c] = append(m.samples[c], sample{round, msf(d)})
+				if rssCases[c] {
+					m.samples[c+".rss"] = append(m.samples[c+".rss"], sample{round, m.lastRSS})
+				}
 			}
 		}
 	}
@@ -97,15 +153,54 @@ func runMeasure(args []string) error {
 	load, _ := os.ReadFile("/proc/loadavg")
 	for _, m := range ms {
 		fmt.Printf("## %s, %s facts%s\n", m.scenario, m.size, map[bool]string{true: " (each append starts from the packed head)"}[m.reset])
-		fmt.Printf("  %-62s %8s %8s %8s   (%d runs)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
-		for _, c := range caseOrder {
-			s := m.samples[c]
-			sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-			med := s[len(s)/2]
-			fmt.Printf("  %-62s %8s %8s %8s\n", caseNames[c], msStr(med), msStr(s[len(s)/10]), msStr(s[len(s)*9/10]))
-			fmt.Fprintf(f, "%s %s %s %.4f\n", m.scenario, m.size, c, float64(med)/float64(time.Millisecond))
+		fmt.Printf("  %-68s %9s %9s %9s   (%d rounds)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
+		for _, c := range m.cases() {
+			for _, k := range []string{c, c + ".rss", c + ".rate", c + ".p50", c + ".p99", c + ".max"} {
+				ss := m.samples[k]
+				if len(ss) == 0 {
+					continue
+				}
+				for _, x := range ss {
+					fmt.Fprintf(f, "%s %s %s %d %.4f\n", m.scenario, m.size, k, x.round, x.v)
+				}
+				v := make([]float64, len(ss))
+				for i, x := range ss {
+					v[i] = x.v
+				}
+				sort.Float64s(v)
+				name, unit := caseNames[c], "ms"
+				switch strings.TrimPrefix(k, c) {
+				case ".rss":
+					name, unit = "  its max RSS", "MiB"
+				case ".rate":
+					name, unit = "  appends per second", "/s"
+				case ".p50", ".p99", ".max":
+					name = "  latency of one append (whole process), " + k[len(c)+1:]
+				}
+				fmt.Printf("  %-68s %7.2f%-3s %7.2f%-3s %7.2f%-3s (%d)\n", name, v[len(v)/2], unit, v[len(v)/10], unit, v[len(v)*9/10], unit, len(v))
+			}
 		}
-		fmt.Printf("  first claim: %s\n\n", msStr(m.firstClaim))
+		if m.firstClaim > 0 {
+			fmt.Printf("  first claim: %s\n", msStr(m.firstClaim))
+		}
+		fmt.Println()
+	}
+	for _, m := range ms {
+		if len(m.samples["writers"]) == 0 {
+			continue
+		}
+		if err := waitRepack(m.common); err != nil {
+			return err
+		}
+		ok := 1
+		if _, err := refs.Git(m.dir, nil, "fsck", "--no-dangling", "--no-progress"); err != nil {
+			fmt.Printf("%s/%s: git fsck after the writers FAILED: %v\n", m.scenario, m.size, err)
+			ok = 0
+		} else {
+			fmt.Printf("%s/%s: every acknowledged fact in the ledger after each of %d writers runs; git fsck --no-dangling: ok\n",
+				m.scenario, m.size, len(m.samples["writers"]))
+		}
+		fmt.Fprintf(f, "%s %s writers.fsck 0 %d\n", m.scenario, m.size, ok)
 	}
 	fmt.Printf("load average after: %s\n", strings.TrimSpace(string(load)))
 	return nil
@@ -114,7 +209,7 @@ func runMeasure(args []string) error {
 // prepare warms the target up (the cache at the head, the binary in the
 // page cache) and, with reset, remembers the packed head and its cache.
 func (m *measurer) prepare(bin string) error {
-	m.bin, m.common, m.samples = bin, filepath.Join(m.dir, ".git"), map[string][]time.Duration{}
+	m.bin, m.common, m.samples = bin, filepath.Join(m.dir, ".git"), map[string][]sample{}
 	head, err := m.head()
 	if err != nil {
 		return err
@@ -131,6 +226,7 @@ func (m *measurer) prepare(bin string) error {
 		}
 	}
 	refs.Git(m.dir, nil, "update-ref", "-d", floorRef)
+	refs.Git(m.dir, nil, "update-ref", "-d", floor4Ref)
 	key, err := writeSigningKey(filepath.Join(m.common, "rally", "bench-signing-key"))
 	if err != nil {
 		return err
@@ -139,6 +235,8 @@ func (m *measurer) prepare(bin string) error {
 		"GIT_CONFIG_KEY_1=user.signingKey", "GIT_CONFIG_VALUE_1=" + key}
 	return nil
 }
+
+func msf(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
 func msStr(d time.Duration) string {
 	return fmt.Sprintf("%.2fms", float64(d)/float64(time.Millisecond))
@@ -193,13 +291,16 @@ func (m *measurer) run(c string) (time.Duration, error) {
 		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); return err })
 	case "room-direct":
 		return timeIt(func() error { return m.direct("room", "--json") })
-	case "claim", "claim-signed":
+	case "claim", "claim-signed", "claim-direct":
 		p := fmt.Sprintf("src/bench/%s-%s-%d-%s.go", m.scenario, m.size, m.round, c)
 		var env []string
 		if c == "claim-signed" {
 			env = m.signEnv
 		}
 		d, err := timeIt(func() error {
+			if c == "claim-direct" {
+				return m.direct("claim", p, "--tool", "bench:claimer")
+			}
 			_, err := refs.Git(m.dir, env, "rally", "claim", p, "--tool", "bench:claimer")
 			return err
 		})
@@ -213,6 +314,33 @@ func (m *measurer) run(c string) (time.Duration, error) {
 		return d, err
 	case "floor":
 		return m.floor()
+	case "floor4":
+		return m.floor4()
+	case "writers":
+		r, err := writers(m.dir, m.bin, m.writers, m.each, fmt.Sprintf("%s-%s-%d", m.scenario, m.size, m.round))
+		if err != nil {
+			return 0, err
+		}
+		ls := sortedDurations(r.latencies)
+		for k, v := range map[string]float64{"rate": r.rate(), "p50": msf(pct(ls, 50)), "p99": msf(pct(ls, 99)), "max": msf(ls[len(ls)-1])} {
+			m.samples["writers."+k] = append(m.samples["writers."+k], sample{m.round, v})
+		}
+		// The next case must not run beside the writers' background pack.
+		return r.wall, waitRepack(m.common)
+	case "hello":
+		if m.hello == "" {
+			return 0, fmt.Errorf("the hello case needs -hello")
+		}
+		return m.proc(nil, m.hello)
+	case "version":
+		return m.proc(nil, m.bin, "version")
+	case "log":
+		return m.proc(nil, "git", "rally", "log", "--json", "-n", "10")
+	case "cold":
+		if err := os.RemoveAll(filepath.Join(m.common, "rally", "cache")); err != nil {
+			return 0, err
+		}
+		return m.proc(nil, "git", "rally", "room", "--json")
 	case "inproc":
 		scope := fmt.Sprintf("file:src/bench/inproc-%s-%s-%d.go", m.scenario, m.size, m.round)
 		owner := facts.Owner{Tool: "bench:inproc"}
@@ -258,6 +386,30 @@ func (m *measurer) direct(args ...string) error {
 		return fmt.Errorf("%v: %s", err, errb.String())
 	}
 	return nil
+}
+
+// proc runs one process in the repository, times it and keeps its
+// maximum resident set (wait4's rusage: the largest of the process and
+// the children it waited for, so git's and git-rally's under `git rally`).
+func (m *measurer) proc(env []string, name string, args ...string) (time.Duration, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = m.dir
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	t := time.Now()
+	err := cmd.Run()
+	d := time.Since(t)
+	if err != nil {
+		return d, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	m.lastRSS = 0
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		m.lastRSS = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	return d, nil
 }
 
 func timeIt(fn func() error) (time.Duration, error) {

@@ -19,10 +19,10 @@ func newCmdHook(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "hook <host> <event>",
 		Short: "Answer a hook call from git or an agent host (what `git rally hooks install` registers)",
-		Long: `git rally hook is what installed hooks run: "git rally hook git pre-commit",
-"git rally hook claude|codex session-start|pre-tool-use|user-prompt-submit|session-end",
-"git rally hook gemini session-start|before-tool|after-tool|before-agent|session-end",
-"git rally hook cursor session-start|pre-tool-use|before-shell-execution|after-file-edit|session-end".
+		Long: `git rally hook is what installed hooks run: "git-rally hook git pre-commit",
+"git-rally hook claude|codex session-start|pre-tool-use|user-prompt-submit|session-end",
+"git-rally hook gemini session-start|before-tool|after-tool|before-agent|session-end",
+"git-rally hook cursor session-start|pre-tool-use|before-shell-execution|after-file-edit|session-end".
 It reads the host's JSON on stdin and answers in the host's JSON.
 
 It fails open: malformed input, an unknown host or event, or a missing ledger

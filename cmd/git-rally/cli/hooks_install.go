@@ -79,11 +79,12 @@ paths against other agents' claims (--git), and the hooks of Claude Code
 (--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json),
 Gemini CLI (--gemini, .gemini/settings.json) and Cursor (--cursor,
 .cursor/hooks.json). With no flag: git, Claude Code and Codex. Each hook runs
-"git rally hook <host> <event>". Status lists, per host, what still stands
+"git-rally hook <host> <event>" (the binary itself: no git process first;
+install changes the "git rally hook" lines of older versions). Status lists, per host, what still stands
 between the installed entries and hooks that run (trust, approval, the
 directory the host starts in), each with the command that fixes it.
 
---mcp also registers rally's MCP server ("git rally mcp", named rally) in
+--mcp also registers rally's MCP server ("git-rally mcp", named rally) in
 each selected agent host's project MCP configuration: .mcp.json (Claude
 Code), .codex/config.toml (Codex), .gemini/settings.json (Gemini CLI),
 .cursor/mcp.json (Cursor, --cursor). Its tools: rally_room, rally_claim,
@@ -201,7 +202,7 @@ func hookLine(r hooks.Result, verb string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %s", r.Host, verb, r.Path)
 	if r.MCP != "" {
-		fmt.Fprintf(&b, " (MCP server %s: git rally mcp)", r.MCP)
+		fmt.Fprintf(&b, " (MCP server %s: git-rally mcp)", r.MCP)
 	}
 	if r.Chained != "" {
 		fmt.Fprintf(&b, " (runs %s first)", r.Chained)

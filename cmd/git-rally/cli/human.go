@@ -3,6 +3,7 @@ package cli
 import (
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
@@ -51,11 +52,13 @@ func logLine(fa *facts.Fact) string {
 }
 
 // storedTimeRE matches a time as facts store it (RFC 3339 UTC).
-var storedTimeRE = regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b`)
+var storedTimeRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z\b`)
+})
 
 // localizeTimes rewrites the stored times in a message for people (an
 // error, a hint, a suggestion's reason) into loc; JSON keeps them as
 // they are.
 func localizeTimes(s string, loc *time.Location) string {
-	return storedTimeRE.ReplaceAllStringFunc(s, func(t string) string { return localTime(t, loc) })
+	return storedTimeRE().ReplaceAllStringFunc(s, func(t string) string { return localTime(t, loc) })
 }

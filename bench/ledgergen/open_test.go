@@ -1,0 +1,42 @@
+package ledgergen_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/git-rally/git-rally/bench/ledgergen"
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+func TestSetOpenClaims(t *testing.T) {
+	dir := t.TempDir()
+	if _, err := refs.Git(dir, nil, "init", "-q", "."); err != nil {
+		t.Fatal(err)
+	}
+	l, err := facts.Open(filepath.Join(dir, ".git"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if _, err := ledgergen.Build(l, ledgergen.Options{Facts: 400, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{250, 3, 0, 7} {
+		if _, err := ledgergen.SetOpenClaims(l, n, 100); err != nil {
+			t.Fatal(err)
+		}
+		st, err := l.Read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(st.Claims) != n {
+			t.Fatalf("%d claims open, want %d", len(st.Claims), n)
+		}
+		for _, c := range st.Claims {
+			if cs := st.Conflicts(c.Owner(), c.Scopes, c.Access); len(cs) > 0 {
+				t.Fatalf("claim %s on %v overlaps %d others", c.ID, c.Scopes, len(cs))
+			}
+		}
+	}
+}
