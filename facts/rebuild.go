@@ -461,7 +461,7 @@ type crcWriter struct {
 
 func (cw *crcWriter) Write(p []byte) (int, error) {
 	cw.n += int64(len(p))
-	cw.sum = crc32.Update(cw.sum, castagnoli(), p)
+	cw.sum = crc32.Update(cw.sum, crcTable, p)
 	if cw.failed == nil {
 		_, cw.failed = cw.w.Write(p)
 	}
@@ -498,7 +498,7 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 		if err != nil {
 			return nil, false
 		}
-		sum = crc32.Update(sum, castagnoli(), line)
+		sum = crc32.Update(sum, crcTable, line)
 		n += int64(len(line))
 		fact, err := Parse(line)
 		if err != nil {

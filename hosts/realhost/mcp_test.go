@@ -73,8 +73,12 @@ func TestMCPCodex(t *testing.T) {
 	bin, chome := codexHome(r)
 	env := r.env("CODEX_HOME="+chome, "MOCK_API_KEY=test-key")
 	list := r.run("codex mcp list", []string{bin, "mcp", "list"}, env)
-	check(t, strings.Contains(list, "rally") && strings.Contains(list, "rally mcp") && strings.Contains(list, "enabled"),
-		"codex: codex mcp list shows rally's server (git rally mcp) enabled", list)
+	listed := false
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(line)
+		listed = listed || len(f) > 3 && f[0] == "rally" && strings.Contains(line, "mcp") && strings.Contains(line, "enabled")
+	}
+	check(t, listed, "codex: codex mcp list shows rally's server (rally mcp) enabled", list)
 	const ns = "mcp__rally"
 	search := step{Tool: "tool_search", Input: map[string]any{"query": "rally claim inbox", "limit": 20}}
 
