@@ -79,7 +79,7 @@ func BenchmarkRead(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(sizeName(n), func(b *testing.B) {
 			common := benchLedger(b, n)
-			state := filepath.Join(common, "rally", "cache", "state.gob")
+			state := filepath.Join(common, "rally", "cache", "state.bin")
 			b.Run("warm", func(b *testing.B) {
 				for i := 0; i < b.N; i++ {
 					readOnce(b, common)

@@ -2,17 +2,14 @@ package facts
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/gob"
-	"encoding/hex"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/git-rally/git-rally/refs"
 )
@@ -20,44 +17,56 @@ import (
 // The cache lives under <common dir>/rally/cache and is never synced: it
 // can be deleted at any time and is rebuilt from the ledger. It holds
 //
-//	state.gob         the projection at one ledger head, the trees along
-//	                   the newest append path (so an append or a diff reads
-//	                   no packed object), and the mirror's length
-//	handoffs-<h>.gob   the projection's handoffs, named by content: rewritten
+//	state.bin          the projection at one ledger head but its handoffs
+//	                   and most of its claims, the trees along the newest
+//	                   append path (so an append or a diff reads no packed
+//	                   object), and the mirror's length; every append
+//	                   rewrites it, so it stays small
+//	claims-<h>.bin     open claims with an index by id, owner and scope
+//	                   prefix, named by content; state.bin lists the claims
+//	                   opened and closed since (at most compactAt), and a
+//	                   lookup decodes only the claims it finds
+//	handoffs-<h>.bin   the projection's handoffs, named by content: rewritten
 //	                   only when they change, decoded only when looked at
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
-const cacheVersion = 8
+//
+// The .bin files are in the cache's own encoding (cachecodec.go).
+const cacheVersion = 10
 
-// maxTreeEntries bounds a tree kept in state.gob (a day of more than 512
+const stateFile = "state.bin"
+
+// maxTreeEntries bounds a tree kept in state.bin (a day of more than 512
 // segments, or a segment written by a large merge, is read again instead).
 const maxTreeEntries = 512
 
 type cache struct {
 	dir   string
 	trees map[refs.Hash][]refs.Entry
-	// raw are the trees state.gob carried, decoded on first use: only an
-	// append or a catch-up looks at them.
-	raw   map[refs.Hash][]string
-	saved *cacheFile
+	// rawTrees is the trees section of state.bin, decoded on first use:
+	// only an append or a catch-up looks at it.
+	rawTrees []byte
+	saved    *cacheFile
 }
 
 type cacheFile struct {
-	Version   int                 `json:"version"`
-	State     *State              `json:"state"`
-	Gen       int                 `json:"gen"`
-	MirrorLen int64               `json:"mirror_len"`
-	Trees     map[string][]string `json:"trees"`
-	// MirrorSum is the CRC-32C of the mirror's first MirrorLen bytes.
-	MirrorSum uint32 `json:"mirror_sum"`
+	State     *State
+	Gen       int
+	MirrorLen int64
+	// MirrorSum is the CRC-32 of the mirror's first MirrorLen bytes.
+	MirrorSum uint32
 	// HandoffsFile names the file with the state's handoffs ("": none).
 	// A room's waiting handoffs can be most of the projection; an append
 	// that does not touch them neither decodes nor rewrites them.
-	HandoffsFile string `json:"handoffs_file"`
+	HandoffsFile string
+	// ClaimsFile names the claims file ("": every claim is in state.bin)
+	// and ClaimsSum is its payload's CRC-32.
+	ClaimsFile string
+	ClaimsSum  uint32
 }
 
 func newCache(commonDir string) *cache {
-	return &cache{dir: filepath.Join(commonDir, "rally", "cache"), trees: map[refs.Hash][]refs.Entry{}, raw: map[refs.Hash][]string{}}
+	return &cache{dir: filepath.Join(commonDir, "rally", "cache"), trees: map[refs.Hash][]refs.Entry{}}
 }
 
 func (c *cache) lock() func() {
@@ -71,90 +80,126 @@ func (c *cache) lock() func() {
 // load returns the cached state or nil. The state is private to the
 // caller's process; the trees it carries are merged into the tree cache.
 func (c *cache) load() *State {
-	b, err := os.ReadFile(filepath.Join(c.dir, "state.gob"))
+	b, err := os.ReadFile(filepath.Join(c.dir, stateFile))
 	if err != nil {
 		return nil
 	}
-	cf, ok := decodeCacheFile(b)
+	cf, trees, ok := decodeCacheFile(b)
 	if !ok {
 		return nil
 	}
+	// The other files are read now, decoded later: a writer may remove
+	// them once two newer ones exist.
 	hb := []byte{}
 	if cf.HandoffsFile != "" {
-		// Read now, decoded later: a writer may remove the file once two
-		// newer ones exist. Its name is its checksum.
 		sealed, err := os.ReadFile(filepath.Join(c.dir, cf.HandoffsFile))
 		if err != nil {
 			return nil
 		}
-		if hb, ok = openSealed(sealed, "handoffs", ""); !ok || handoffsName(hb) != cf.HandoffsFile {
+		if hb, ok = openSealed(sealed, "handoffs", ""); !ok || contentName("handoffs-", hb) != cf.HandoffsFile {
 			return nil
 		}
 	}
-	cf.State.handoffs, cf.State.handoffsGob, cf.State.handoffsFile = nil, hb, cf.HandoffsFile
-	cf.State.init()
-	for k, es := range cf.Trees {
-		h, err := refs.ParseHash(k)
+	if cf.ClaimsFile != "" {
+		sealed, err := os.ReadFile(filepath.Join(c.dir, cf.ClaimsFile))
 		if err != nil {
-			continue
+			return nil
 		}
-		if _, ok := c.trees[h]; !ok {
-			c.raw[h] = es
+		cb, _, sum, ok := openSealedSum(sealed, "claims")
+		if !ok || sum != cf.ClaimsSum {
+			return nil
 		}
+		base, ok := openClaimBase(cb)
+		if !ok {
+			return nil
+		}
+		base.name, base.sum = cf.ClaimsFile, cf.ClaimsSum
+		for i := range cf.State.Claims.gone {
+			if int(i) >= base.len() {
+				return nil
+			}
+		}
+		cf.State.Claims.base = base
+	} else if len(cf.State.Claims.gone) > 0 {
+		return nil
 	}
+	cf.State.handoffs, cf.State.handoffsEnc, cf.State.handoffsFile = nil, hb, cf.HandoffsFile
+	cf.State.init()
+	c.rawTrees = trees
 	c.saved = cf
 	return cf.State
 }
 
-// decodeCacheFile decodes state.gob; the state's handoffs are not in it.
-// A file that is damaged, truncated, of another version or whose header
-// names another head than its state is not believed.
-func decodeCacheFile(b []byte) (cf *cacheFile, ok bool) {
+// decodeCacheFile decodes state.bin and returns its trees section still
+// encoded. A file that is damaged, truncated, of another version or whose
+// header names another head than its state is not believed.
+func decodeCacheFile(b []byte) (cf *cacheFile, trees []byte, ok bool) {
 	defer func() {
-		if recover() != nil { // gob on bytes that passed the checksum: a bug, not a crash
-			cf, ok = nil, false
+		if recover() != nil { // on bytes that passed the checksum: a bug, not a crash
+			cf, trees, ok = nil, nil, false
 		}
 	}()
 	payload, head, ok := openSealedHead(b, "state")
 	if !ok {
-		return nil, false
+		return nil, nil, false
 	}
-	var f cacheFile
-	if gob.NewDecoder(bytes.NewReader(payload)).Decode(&f) != nil || f.Version != cacheVersion || f.State == nil || f.State.Head != head {
-		return nil, false
+	d := &decoder{b: payload}
+	st, cf := decodeState(d)
+	trees = d.bytes()
+	if d.bad || len(d.b) != 0 || st.Head != head {
+		return nil, nil, false
 	}
-	return &f, true
+	cf.State = st
+	return cf, trees, true
 }
 
-// encodeCacheFile encodes state.gob: cf with st (see State.withoutRaw).
-func encodeCacheFile(cf cacheFile, st *State) ([]byte, error) {
-	cf.State = st
-	var enc bytes.Buffer
-	if err := gob.NewEncoder(&enc).Encode(&cf); err != nil {
-		return nil, err
+// encodeCacheFile encodes state.bin: cf's state with the trees.
+func encodeCacheFile(cf *cacheFile, trees map[refs.Hash][]refs.Entry) []byte {
+	var e encoder
+	encodeState(&e, cf.State, cf)
+	var t encoder
+	hs := make([]string, 0, len(trees))
+	for h := range trees {
+		hs = append(hs, h.String())
 	}
-	return seal(enc.Bytes(), "state", st.Head), nil
+	sort.Strings(hs)
+	t.uint(uint64(len(hs)))
+	for _, h := range hs {
+		t.str(h)
+		hh, _ := refs.ParseHash(h)
+		es := trees[hh]
+		t.uint(uint64(len(es)))
+		for _, en := range es {
+			t.str(encodeEntry(en))
+		}
+	}
+	e.str(string(t.b))
+	return seal(e.b, "state", cf.State.Head)
 }
+
+func crcOf(b []byte) uint32 { return crc32.Checksum(b, crcTable) }
 
 // Every cache file starts with a header line that names what it is, the
 // version that wrote it, the ledger head it belongs to, the payload's
-// length and its CRC-32C:
+// length and its CRC-32:
 //
-//	rally-cache 7 state 3f2a...c1 25108 9a0b1c2d
+//	rally-cache 9 state 3f2a...c1 25108 9a0b1c2d
 //
 // so a damaged, truncated or foreign file is detected before it is
 // decoded, and rebuilt from the ledger.
 const sealMagic = "rally-cache"
 
-// castagnoli is made on first use: its tables cost 0.2 ms to build, in
-// every process if made at package initialisation.
-var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
+// crcTable is CRC-32 (IEEE), computed with the CPU's carry-less multiply:
+// its tables cost microseconds to set up, where CRC-32's (the SSE 4.2
+// instruction, plus the tables it combines streams with) cost 0.2 ms in
+// every process that checks a cache file.
+var crcTable = crc32.IEEETable
 
 func seal(payload []byte, kind, head string) []byte {
 	if head == "" {
 		head = "-"
 	}
-	hdr := fmt.Sprintf("%s %d %s %s %d %08x\n", sealMagic, cacheVersion, kind, head, len(payload), crc32.Checksum(payload, castagnoli()))
+	hdr := fmt.Sprintf("%s %d %s %s %d %08x\n", sealMagic, cacheVersion, kind, head, len(payload), crc32.Checksum(payload, crcTable))
 	return append([]byte(hdr), payload...)
 }
 
@@ -169,90 +214,79 @@ func openSealed(b []byte, kind, head string) ([]byte, bool) {
 }
 
 func openSealedHead(b []byte, kind string) ([]byte, string, bool) {
+	payload, head, _, ok := openSealedSum(b, kind)
+	return payload, head, ok
+}
+
+// openSealedSum is openSealedHead that also returns the payload's CRC-32.
+func openSealedSum(b []byte, kind string) ([]byte, string, uint32, bool) {
 	i := bytes.IndexByte(b, '\n')
 	if i < 0 || i > 200 {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 	f := strings.Fields(string(b[:i]))
 	if len(f) != 6 || f[0] != sealMagic || f[1] != strconv.Itoa(cacheVersion) || f[2] != kind {
-		return nil, "", false
+		return nil, "", 0, false
 	}
 	n, err := strconv.Atoi(f[4])
 	payload := b[i+1:]
-	if err != nil || n != len(payload) || fmt.Sprintf("%08x", crc32.Checksum(payload, castagnoli())) != f[5] {
-		return nil, "", false
+	sum := crc32.Checksum(payload, crcTable)
+	if err != nil || n != len(payload) || fmt.Sprintf("%08x", sum) != f[5] {
+		return nil, "", 0, false
 	}
 	head := f[3]
 	if head == "-" {
 		head = ""
 	}
-	return payload, head, true
-}
-
-// handoffsName is the file name of encoded handoffs: their content hash.
-func handoffsName(hb []byte) string {
-	sum := sha256.Sum256(hb)
-	return "handoffs-" + hex.EncodeToString(sum[:10]) + ".gob"
+	return payload, head, sum, true
 }
 
 // saveHandoffs writes st's handoffs into a file named by their content and
 // returns its name ("": no handoffs). Handoffs nobody decoded since they
-// were loaded are the file they came from: nothing is written. A new file
-// never replaces one in place, and files older than the one the previous
-// state named are removed.
+// were loaded are the file they came from: nothing is written.
 func (c *cache) saveHandoffs(st *State) (string, error) {
 	if st.handoffs == nil && st.handoffsFile != "" {
 		return st.handoffsFile, nil
 	}
-	hb, err := encodeHandoffs(st)
-	if err != nil || len(hb) == 0 {
-		return "", err
+	hb := encodeHandoffs(st)
+	if len(hb) == 0 {
+		return "", nil
 	}
-	name := handoffsName(hb)
-	p := filepath.Join(c.dir, name)
-	if _, err := os.Stat(p); err == nil {
-		return name, nil
-	}
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.WriteFile(tmp, seal(hb, "handoffs", ""), 0o666); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return "", err
-	}
-	prev := ""
+	keep := ""
 	if c.saved != nil {
-		prev = c.saved.HandoffsFile
+		keep = c.saved.HandoffsFile
 	}
-	if ents, err := os.ReadDir(c.dir); err == nil {
-		for _, e := range ents {
-			n := e.Name()
-			if strings.HasPrefix(n, "handoffs-") && strings.HasSuffix(n, ".gob") && n != name && n != prev {
-				os.Remove(filepath.Join(c.dir, n))
-			}
-		}
-	}
-	return name, nil
+	return c.writeNamed("handoffs-", "handoffs", hb, keep)
 }
 
 func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
-	if es, ok := c.trees[h]; ok {
-		return es, true
+	if c.rawTrees != nil {
+		c.decodeTrees()
 	}
-	raw, ok := c.raw[h]
-	if !ok {
-		return nil, false
-	}
-	es := make([]refs.Entry, 0, len(raw))
-	for _, e := range raw {
-		if ent, ok := decodeEntry(e); ok {
-			es = append(es, ent)
+	es, ok := c.trees[h]
+	return es, ok
+}
+
+// decodeTrees adds the trees state.bin carried to the tree cache.
+func (c *cache) decodeTrees() {
+	d := &decoder{b: c.rawTrees}
+	c.rawTrees = nil
+	n := d.count(2)
+	for i := 0; i < n && !d.bad; i++ {
+		h, err := refs.ParseHash(d.str())
+		m := d.count(1)
+		es := make([]refs.Entry, 0, m)
+		for j := 0; j < m && !d.bad; j++ {
+			if ent, ok := decodeEntry(d.str()); ok {
+				es = append(es, ent)
+			}
+		}
+		if err == nil && !d.bad {
+			if _, ok := c.trees[h]; !ok {
+				c.trees[h] = es
+			}
 		}
 	}
-	delete(c.raw, h)
-	c.trees[h] = es
-	return es, true
 }
 
 func (c *cache) remember(h refs.Hash, es []refs.Entry) {
@@ -264,7 +298,7 @@ func (c *cache) remember(h refs.Hash, es []refs.Entry) {
 // headPath returns the trees, root first, along the newest path under
 // root: facts/, then at each level the directory with the greatest name
 // (the newest month, day and segment). They are the trees the next
-// append rewrites and the old side of the next catch-up's diff; state.gob
+// append rewrites and the old side of the next catch-up's diff; state.bin
 // keeps those alone.
 func (c *cache) headPath(root string) []refs.Hash {
 	h, err := refs.ParseHash(root)
@@ -326,7 +360,7 @@ func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
 	}
 	defer f.Close()
 	data := make([]byte, c.saved.MirrorLen)
-	if _, err := io.ReadFull(f, data); err != nil || crc32.Checksum(data, castagnoli()) != c.saved.MirrorSum {
+	if _, err := io.ReadFull(f, data); err != nil || crc32.Checksum(data, crcTable) != c.saved.MirrorSum {
 		return nil, false
 	}
 	return data, true
@@ -365,7 +399,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	if err := os.MkdirAll(c.dir, 0o777); err != nil {
 		return
 	}
-	cf := cacheFile{Version: cacheVersion, State: st, Trees: map[string][]string{}}
+	cf := cacheFile{State: st}
 	if c.saved != nil && !full && c.saved.State != nil {
 		cf.Gen, cf.MirrorLen, cf.MirrorSum = c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum
 		mf, err := os.OpenFile(c.mirrorPath(cf.Gen), os.O_RDWR, 0o666)
@@ -385,7 +419,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 					full = true
 				} else {
 					cf.MirrorLen += int64(buf.Len())
-					cf.MirrorSum = crc32.Update(cf.MirrorSum, castagnoli(), buf.Bytes())
+					cf.MirrorSum = crc32.Update(cf.MirrorSum, crcTable, buf.Bytes())
 				}
 			}
 			mf.Close()
@@ -409,37 +443,43 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		if os.WriteFile(tmp, buf.Bytes(), 0o666) != nil || os.Rename(tmp, c.mirrorPath(gen)) != nil {
 			return
 		}
-		cf.Gen, cf.MirrorLen, cf.MirrorSum = gen, int64(buf.Len()), crc32.Checksum(buf.Bytes(), castagnoli())
+		cf.Gen, cf.MirrorLen, cf.MirrorSum = gen, int64(buf.Len()), crc32.Checksum(buf.Bytes(), crcTable)
 		c.removeGensBefore(gen - 1)
 	}
+	trees := map[refs.Hash][]refs.Entry{}
 	for _, h := range c.headPath(st.Tree) {
-		es := c.trees[h]
-		if len(es) > maxTreeEntries {
-			continue
+		if es := c.trees[h]; len(es) <= maxTreeEntries {
+			trees[h] = es
 		}
-		enc := make([]string, len(es))
-		for i, e := range es {
-			enc[i] = encodeEntry(e)
-		}
-		cf.Trees[h.String()] = enc
 	}
-	stripped := st.withoutRaw()
-	hf, err := c.saveHandoffs(stripped)
+	if st.Damaged || st.Claims.base.isDamaged() {
+		return
+	}
+	hf, err := c.saveHandoffs(st)
 	if err != nil {
 		return
 	}
 	cf.HandoffsFile = hf
-	b, err := encodeCacheFile(cf, stripped)
-	if err != nil {
+	if cf.ClaimsFile, cf.ClaimsSum, err = c.saveClaims(st); err != nil {
 		return
 	}
-	tmp := filepath.Join(c.dir, fmt.Sprintf("state.gob.%d.tmp", os.Getpid()))
+	b := encodeCacheFile(&cf, trees)
+	tmp := filepath.Join(c.dir, fmt.Sprintf("%s.%d.tmp", stateFile, os.Getpid()))
 	if os.WriteFile(tmp, b, 0o666) != nil {
 		return
 	}
-	if os.Rename(tmp, filepath.Join(c.dir, "state.gob")) != nil {
+	if os.Rename(tmp, filepath.Join(c.dir, stateFile)) != nil {
 		os.Remove(tmp)
 		return
+	}
+	if c.saved == nil {
+		// A cache of an older version goes with its first rebuild.
+		for _, old := range []string{"state.gob", "handoffs-*.gob"} {
+			ms, _ := filepath.Glob(filepath.Join(c.dir, old))
+			for _, m := range ms {
+				os.Remove(m)
+			}
+		}
 	}
 	c.saved = &cf
 }
@@ -454,33 +494,27 @@ func sortedCopy(fs []*Fact) []*Fact {
 
 // encodeHandoffs returns the encoding of st's handoffs: the bytes it was
 // loaded with when nothing decoded them since; none for none.
-func encodeHandoffs(st *State) ([]byte, error) {
+func encodeHandoffs(st *State) []byte {
 	if st.handoffs == nil {
-		return st.handoffsGob, nil
+		return st.handoffsEnc
 	}
 	if len(st.handoffs) == 0 {
-		return nil, nil
+		return nil
 	}
-	var b bytes.Buffer
-	if err := gob.NewEncoder(&b).Encode(st.handoffs); err != nil {
-		return nil, err
-	}
-	return b.Bytes(), nil
+	var e encoder
+	encodeMap(&e, st.handoffs, encHandoff)
+	return e.b
 }
 
 // decodeHandoffs is the inverse of encodeHandoffs; no bytes is no handoff.
-func decodeHandoffs(b []byte) (m map[string]*Handoff, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			m, err = nil, fmt.Errorf("decoding cached handoffs: %v", r)
-		}
-	}()
-	m = map[string]*Handoff{}
+func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
 	if len(b) == 0 {
-		return m, nil
+		return map[string]*Handoff{}, nil
 	}
-	if err := gob.NewDecoder(bytes.NewReader(b)).Decode(&m); err != nil {
-		return nil, err
+	d := &decoder{b: b}
+	m := decodeMap(d, decHandoff)
+	if d.bad || len(d.b) != 0 {
+		return nil, fmt.Errorf("decoding cached handoffs: damaged")
 	}
 	return m, nil
 }
@@ -526,7 +560,7 @@ func (s *State) clone() *State {
 		pp := *p
 		cp.Peers[k] = &pp
 	}
-	cp.Claims = cloneMap(s.Claims)
+	cp.Claims = s.Claims.clone()
 	if s.handoffs != nil {
 		cp.handoffs = make(map[string]*Handoff, len(s.handoffs))
 		for k, h := range s.handoffs {
@@ -554,42 +588,4 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 		out[k] = v
 	}
 	return out
-}
-
-// withoutRaw copies the state with the facts' stored lines left out: the
-// projection needs their fields only, and the lines are in the mirror.
-func (s *State) withoutRaw() *State {
-	strip := func(f *Fact) *Fact {
-		if f == nil || f.Raw == nil {
-			return f
-		}
-		c := *f
-		c.Raw = nil
-		return &c
-	}
-	stripAll := func(m map[string]*Fact) map[string]*Fact {
-		out := make(map[string]*Fact, len(m))
-		for k, f := range m {
-			out[k] = strip(f)
-		}
-		return out
-	}
-	cp := *s
-	cp.Claims, cp.Blockers, cp.Risks, cp.Sessions = stripAll(s.Claims), stripAll(s.Blockers), stripAll(s.Risks), stripAll(s.Sessions)
-	if s.handoffs != nil {
-		cp.handoffs = make(map[string]*Handoff, len(s.handoffs))
-		for k, h := range s.handoffs {
-			hh := *h
-			hh.Fact = strip(h.Fact)
-			cp.handoffs[k] = &hh
-		}
-	}
-	cp.Plans = stripPlans(s.Plans, strip)
-	cp.Artifacts = make(map[string]*Artifact, len(s.Artifacts))
-	for k, a := range s.Artifacts {
-		aa := *a
-		aa.Fact = strip(a.Fact)
-		cp.Artifacts[k] = &aa
-	}
-	return &cp
 }

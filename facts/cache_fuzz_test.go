@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,6 +16,7 @@ type cacheFixture struct {
 	c     *clone
 	files map[string][]byte // cache file name -> bytes as rally wrote them
 	room  string
+	now   time.Time
 }
 
 func newCacheFixture(tb testing.TB) *cacheFixture {
@@ -28,6 +30,7 @@ func newCacheFixture(tb testing.TB) *cacheFixture {
 		Simple(&Fact{Kind: KindHandoff, Tool: "a", Target: "b", Subject: "take the parser"}),
 		Simple(&Fact{Kind: KindHandoff, Tool: "b", Target: "a", Subject: "review this"}),
 		Claim(ClaimRequest{Owner: Owner{Tool: "b"}, Scopes: []string{"dir:docs"}}),
+		manyClaims("c", compactAt+8), // more than state.bin keeps: a claims file
 	} {
 		if _, err := l.Append(fn); err != nil {
 			tb.Fatal(err)
@@ -41,8 +44,19 @@ func newCacheFixture(tb testing.TB) *cacheFixture {
 		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
 		fx.files[e.Name()] = b
 	}
-	fx.room = cacheRoomJSON(tb, c.state(tb), now)
+	fx.room, fx.now = cacheRoomJSON(tb, c.state(tb), now), now
 	return fx
+}
+
+// manyClaims appends n claims of tool's, one file each, in one commit.
+func manyClaims(tool string, n int) AppendFunc {
+	return func(st *State, now time.Time) ([]*Fact, error) {
+		out := make([]*Fact, n)
+		for i := range out {
+			out[i] = &Fact{Kind: KindClaim, Tool: tool, Scopes: []string{fmt.Sprintf("file:many/%d.go", i)}, LeaseS: 1800}
+		}
+		return out, nil
+	}
 }
 
 func cacheRoomJSON(tb testing.TB, st *State, now time.Time) string {
@@ -82,8 +96,8 @@ func (fx *cacheFixture) name(prefix string) string {
 // one the ledger gives.
 func TestDamagedCacheIsRebuilt(t *testing.T) {
 	fx := newCacheFixture(t)
-	now := t0.Add(4 * time.Minute)
-	for _, prefix := range []string{"state.gob", "handoffs-", "facts-"} {
+	now := fx.now
+	for _, prefix := range []string{stateFile, "handoffs-", "claims-", "facts-"} {
 		name := fx.name(prefix)
 		if name == "" {
 			t.Fatalf("no cache file %s*", prefix)
@@ -96,7 +110,7 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 			"empty":     nil,
 			"truncated": orig[:len(orig)/2],
 			"flipped":   flipped,
-			"old":       []byte(strings.Replace(string(orig), "rally-cache 7 ", "rally-cache 6 ", 1)),
+			"old":       []byte(strings.Replace(string(orig), fmt.Sprintf("rally-cache %d ", cacheVersion), fmt.Sprintf("rally-cache %d ", cacheVersion-1), 1)),
 		} {
 			fx.restore(t, name, b)
 			st := fx.c.state(t)
@@ -107,8 +121,8 @@ func TestDamagedCacheIsRebuilt(t *testing.T) {
 				t.Errorf("%s %s: %d handoffs, want 2", name, what, len(st.Handoffs()))
 			}
 			all, err := fx.c.ledger(t).All()
-			if err != nil || len(all) != 4 {
-				t.Errorf("%s %s: log has %d facts (%v), want 4", name, what, len(all), err)
+			if err != nil || len(all) != 4+compactAt+8 {
+				t.Errorf("%s %s: log has %d facts (%v), want %d", name, what, len(all), err, 4+compactAt+8)
 			}
 		}
 	}
@@ -126,7 +140,7 @@ func FuzzCacheFiles(f *testing.F) {
 	for n := range fx.files {
 		names = append(names, n)
 	}
-	now := t0.Add(4 * time.Minute)
+	now := fx.now
 	f.Fuzz(func(t *testing.T, which uint8, b []byte) {
 		name := names[int(which)%len(names)]
 		fx.restore(t, name, b)

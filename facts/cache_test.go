@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-rally/git-rally/refs"
 )
 
 // A claim appended by a fresh process leaves the cached handoffs encoded
@@ -35,7 +37,7 @@ func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
 	if _, err := l.Append(Claim(ClaimRequest{Owner: Owner{Tool: "a"}, Scopes: []string{"file:x.go"}})); err != nil {
 		t.Fatal(err)
 	}
-	if l.last == nil || l.last.handoffs != nil || len(l.last.handoffsGob) == 0 {
+	if l.last == nil || l.last.handoffs != nil || len(l.last.handoffsEnc) == 0 {
 		t.Fatalf("the claim decoded the cached handoffs (last %v)", l.last != nil)
 	}
 
@@ -57,11 +59,11 @@ func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
 			t.Errorf("handoff %s (%s) lost", h.ID, h.Subject)
 		}
 	}
-	if len(st.Claims) != 1 {
-		t.Errorf("%d claims, want 1", len(st.Claims))
+	if st.Claims.Len() != 1 {
+		t.Errorf("%d claims, want 1", st.Claims.Len())
 	}
 	// Each handoff and the resolve wrote a new file; only the newest two
-	// are kept (a reader may hold the previous state.gob).
+	// are kept (a reader may hold the previous state.bin).
 	if after := handoffFiles(t, c); len(after) != 2 || reflect.DeepEqual(after, before) {
 		t.Errorf("handoffs files after the resolve: %v (before %v), want the newest two", after, before)
 	}
@@ -69,7 +71,7 @@ func TestAppendLeavesCachedHandoffsEncoded(t *testing.T) {
 
 func handoffFiles(t *testing.T, c *clone) []string {
 	t.Helper()
-	ms, err := filepath.Glob(filepath.Join(c.common(), "rally", "cache", "handoffs-*.gob"))
+	ms, err := filepath.Glob(filepath.Join(c.common(), "rally", "cache", "handoffs-*.bin"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -100,7 +102,7 @@ func TestSegmentRollsOver(t *testing.T) {
 	}
 }
 
-// state.gob keeps the trees of the head's newest path and no others, after
+// state.bin keeps the trees of the head's newest path and no others, after
 // appends and after a rebuild from scratch.
 func TestCacheKeepsTheHeadPath(t *testing.T) {
 	now := t0
@@ -114,30 +116,32 @@ func TestCacheKeepsTheHeadPath(t *testing.T) {
 	}
 	check := func(when string) {
 		t.Helper()
-		b, err := os.ReadFile(filepath.Join(c.common(), "rally", "cache", "state.gob"))
+		b, err := os.ReadFile(filepath.Join(c.common(), "rally", "cache", stateFile))
 		if err != nil {
 			t.Fatal(err)
 		}
-		cf, ok := decodeCacheFile(b)
+		_, raw, ok := decodeCacheFile(b)
 		if !ok {
-			t.Fatal("state.gob does not decode")
+			t.Fatal("state.bin does not decode")
 		}
+		kept := &cache{trees: map[refs.Hash][]refs.Entry{}, rawTrees: raw}
+		kept.decodeTrees()
 		last := LayoutDirs(now.Add(-7 * time.Hour)) // the last append's path
 		var want []string
 		for _, spec := range []string{"", ":facts", ":facts/" + last[1], ":facts/" + last[1] + "/" + last[2], ":facts/" + last[1] + "/" + last[2] + "/0000"} {
 			want = append(want, git(t, c.dir, "rev-parse", "refs/rally/ledger^{tree}"+spec))
 		}
 		for _, h := range want {
-			if _, ok := cf.Trees[strings.TrimSpace(h)]; !ok {
+			if hh, err := refs.ParseHash(strings.TrimSpace(h)); err != nil || kept.trees[hh] == nil {
 				t.Errorf("%s: head path tree %s not kept", when, h)
 			}
 		}
-		if len(cf.Trees) != 5 {
-			t.Errorf("%s: %d trees kept, want the 5 of the head path", when, len(cf.Trees))
+		if len(kept.trees) != 5 {
+			t.Errorf("%s: %d trees kept, want the 5 of the head path", when, len(kept.trees))
 		}
 	}
 	check("after appends")
-	if err := os.Remove(filepath.Join(c.common(), "rally", "cache", "state.gob")); err != nil {
+	if err := os.Remove(filepath.Join(c.common(), "rally", "cache", stateFile)); err != nil {
 		t.Fatal(err)
 	}
 	if st := c.state(t); st.Facts != 30 {
@@ -146,7 +150,7 @@ func TestCacheKeepsTheHeadPath(t *testing.T) {
 	check("after a rebuild")
 }
 
-// A rebuild after state.gob was deleted starts a mirror generation after
+// A rebuild after state.bin was deleted starts a mirror generation after
 // the newest on disk, so older mirrors are still cleaned up.
 func TestMirrorGenerationsAfterStateLoss(t *testing.T) {
 	dir := t.TempDir()
@@ -157,8 +161,8 @@ func TestMirrorGenerationsAfterStateLoss(t *testing.T) {
 	if err := os.WriteFile(c.mirrorPath(5), []byte("old\n"), 0o666); err != nil {
 		t.Fatal(err)
 	}
-	newCache(dir).save(NewState(), nil, true) // no state.gob: gen 6
-	if err := os.Remove(filepath.Join(c.dir, "state.gob")); err != nil {
+	newCache(dir).save(NewState(), nil, true) // no state.bin: gen 6
+	if err := os.Remove(filepath.Join(c.dir, stateFile)); err != nil {
 		t.Fatal(err)
 	}
 	newCache(dir).save(NewState(), nil, true) // gen 7, keeps 6

@@ -50,7 +50,6 @@ func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckR
 // claim holds. Findings carry the path of a file scope, else the scope.
 func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult {
 	res := CheckResult{Allow: true}
-	claims := s.SortedClaims()
 	blockers := sortedFacts(s.Blockers)
 	for _, q := range asked {
 		p := q.String()
@@ -58,7 +57,7 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 			p = q.Value
 		}
 		covered := false
-		for _, c := range claims {
+		for _, c := range s.Claims.Near([]string{q.String()}) {
 			held, ok := overlapping(c.Scopes, q)
 			if !ok {
 				continue

@@ -23,7 +23,7 @@ func Concerns(st *State, tool string, f *Fact, authorOf func(id string) string) 
 	case KindRisk, KindRetract:
 		return f.Ref != "" && authorOf(f.Ref) == tool
 	case KindClaim, KindBlocker:
-		for _, c := range st.Claims {
+		for _, c := range st.Claims.Near(f.Scopes) {
 			if c.Tool != tool {
 				continue
 			}

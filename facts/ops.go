@@ -45,8 +45,8 @@ func Claim(req ClaimRequest) AppendFunc {
 		}
 		claim := &Fact{Kind: KindClaim, Tool: req.Owner.Tool, Session: req.Owner.Session,
 			Scopes: req.Scopes, Access: access, LeaseS: int64(lease / time.Second), Subject: req.Subject}
-		for _, c := range st.OwnedClaims(req.Owner) {
-			if sameSet(c.Scopes, req.Scopes) {
+		for _, c := range st.Claims.Near(req.Scopes[:1]) {
+			if c.Owner() == req.Owner && sameSet(c.Scopes, req.Scopes) {
 				claim.Ref = c.ID // a re-claim renews: it supersedes the claim it names
 			}
 		}
@@ -101,7 +101,7 @@ func ReleaseClaims(o Owner, ids []string, known []*Fact, scopes []string, reason
 	return func(st *State, now time.Time) ([]*Fact, error) {
 		var closed, rest []string
 		for i, id := range ids {
-			if st.Claims[id] == nil && i < len(known) && known[i].Owner() == o {
+			if st.Claims.Get(id) == nil && i < len(known) && known[i].Owner() == o {
 				if r := renewalOf(st, o, known[i]); r != nil {
 					id = r.ID
 				} else {
@@ -129,7 +129,7 @@ func release(st *State, o Owner, ids []string, scopes []string, reason string) (
 		out = append(out, &Fact{Kind: KindRelease, Tool: o.Tool, Session: o.Session, Ref: c.ID, Scopes: c.Scopes, Reason: reason})
 	}
 	for _, id := range ids {
-		c := st.Claims[id]
+		c := st.Claims.Get(id)
 		if c == nil {
 			return nil, &UsageError{Msg: fmt.Sprintf("claim %s is not open", id), Hint: "git rally room"}
 		}
@@ -141,7 +141,7 @@ func release(st *State, o Owner, ids []string, scopes []string, reason string) (
 	}
 	for _, sc := range scopes {
 		var mine, others []*Fact
-		for _, c := range st.SortedClaims() {
+		for _, c := range st.Claims.Near([]string{sc}) {
 			if !containsStr(c.Scopes, sc) {
 				continue
 			}

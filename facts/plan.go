@@ -91,7 +91,7 @@ func (s *State) LatestPlan(id string) *PlanRecord {
 // the task is not taken. Of two (a merge) the lower (clock, id) holds.
 func (s *State) TaskHolder(plan, task string) *Fact {
 	scope := TaskScope(plan, task)
-	for _, c := range s.SortedClaims() {
+	for _, c := range s.Claims.Near([]string{scope}) {
 		if containsStr(c.Scopes, scope) && normAccess(c.Access) != Advisory {
 			return c
 		}
@@ -160,18 +160,6 @@ func clonePlans(m map[string]*PlanRecord) map[string]*PlanRecord {
 	for k, p := range m {
 		pp := *p
 		pp.Reports = cloneMap(p.Reports)
-		out[k] = &pp
-	}
-	return out
-}
-
-func stripPlans(m map[string]*PlanRecord, strip func(*Fact) *Fact) map[string]*PlanRecord {
-	out := make(map[string]*PlanRecord, len(m))
-	for k, p := range m {
-		pp := PlanRecord{Fact: strip(p.Fact), Closed: strip(p.Closed), Reports: make(map[string]*Fact, len(p.Reports))}
-		for t, r := range p.Reports {
-			pp.Reports[t] = strip(r)
-		}
 		out[k] = &pp
 	}
 	return out

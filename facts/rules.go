@@ -115,10 +115,10 @@ type Conflict struct {
 }
 
 // Conflicts lists the open claims of other owners that conflict with the
-// requested scopes and access.
+// requested scopes and access, in (clock, id) order.
 func (s *State) Conflicts(o Owner, scopes []string, access string) []Conflict {
 	var out []Conflict
-	for _, c := range s.SortedClaims() {
+	for _, c := range s.Claims.Near(scopes) {
 		if c.Owner() == o {
 			continue
 		}

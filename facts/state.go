@@ -112,13 +112,14 @@ type State struct {
 	Future  map[string]string `json:"future,omitempty"`
 	horizon time.Time
 
-	Peers  map[string]*Peer `json:"peers"`
-	Claims map[string]*Fact `json:"claims"`
+	Peers map[string]*Peer `json:"peers"`
+	// Claims are the open claims (claimset.go).
+	Claims ClaimSet `json:"claims"`
 	// handoffs are the unresolved handoffs by id (see Handoffs);
-	// handoffsGob is their encoding from the cache file handoffsFile,
+	// handoffsEnc is their encoding from the cache file handoffsFile,
 	// not decoded yet.
 	handoffs     map[string]*Handoff
-	handoffsGob  []byte
+	handoffsEnc  []byte
 	handoffsFile string
 	Blockers     map[string]*Fact       `json:"blockers"`
 	Risks        map[string]*Fact       `json:"risks"`
@@ -135,14 +136,14 @@ type State struct {
 // looks at them, does not pay for a room with many waiting handoffs.
 func (s *State) Handoffs() map[string]*Handoff {
 	if s.handoffs == nil {
-		m, err := decodeHandoffs(s.handoffsGob)
+		m, err := decodeHandoffs(s.handoffsEnc)
 		if err != nil {
 			// The bytes passed their checksum and their content hash
 			// when the cache was loaded: only a bug in this version gets
 			// here. The projection is marked so that it is not saved.
 			m, s.Damaged = map[string]*Handoff{}, true
 		}
-		s.handoffs, s.handoffsGob, s.handoffsFile = m, nil, ""
+		s.handoffs, s.handoffsEnc, s.handoffsFile = m, nil, ""
 	}
 	return s.handoffs
 }
@@ -161,10 +162,7 @@ func (s *State) init() {
 	if s.Peers == nil {
 		s.Peers = map[string]*Peer{}
 	}
-	if s.Claims == nil {
-		s.Claims = map[string]*Fact{}
-	}
-	if s.handoffs == nil && s.handoffsGob == nil {
+	if s.handoffs == nil && s.handoffsEnc == nil {
 		s.handoffs = map[string]*Handoff{}
 	}
 	if s.Blockers == nil {
@@ -352,13 +350,10 @@ func (s *State) forget() {
 		}
 	}
 	cut := newest.Add(-PeerForget)
-	holders := map[string]bool{}
-	for _, c := range s.Claims {
-		holders[c.Owner().String()] = true
-	}
+	holds := s.Claims.holders()
 	for k, p := range s.Peers {
 		t, err := time.Parse(time.RFC3339Nano, p.LastAt)
-		if err == nil && t.Before(cut) && !holders[k] {
+		if err == nil && t.Before(cut) && !holds(k) {
 			delete(s.Peers, k)
 		}
 	}
@@ -394,16 +389,17 @@ func (s *State) retract(r *Fact) error {
 	}
 	author := func(f *Fact) bool { return f.Tool == r.Tool }
 	switch {
-	case s.Claims[id] != nil:
-		if !author(s.Claims[id]) {
+	case s.Claims.Get(id) != nil:
+		c := s.Claims.Get(id)
+		if !author(c) {
 			return nil
 		}
 		// A renewal and the claim it renewed are one claim: the
 		// superseded one is gone already and stays gone.
-		if holdsTask(s.Claims[id]) {
+		if holdsTask(c) {
 			return errRebuild // a report made while it held a task stops counting
 		}
-		delete(s.Claims, id)
+		s.Claims.del(id)
 	case s.Handoffs()[id] != nil:
 		if !author(s.Handoffs()[id].Fact) {
 			return nil
@@ -456,26 +452,24 @@ func (s *State) apply(f *Fact) {
 	switch f.Kind {
 	case KindClaim:
 		s.supersede(f)
-		s.Claims[f.ID] = f
+		s.Claims.put(f)
 	case KindRelease:
 		if f.Ref != "" {
-			if c := s.Claims[f.Ref]; c != nil && (c.Owner() == f.Owner() || f.Reason == "takeover") {
-				delete(s.Claims, f.Ref)
+			if c := s.Claims.Get(f.Ref); c != nil && (c.Owner() == f.Owner() || f.Reason == "takeover") {
+				s.Claims.del(f.Ref)
 			}
 			return
 		}
-		for id, c := range s.Claims {
+		for _, c := range s.Claims.Near(f.Scopes) {
 			if c.Owner() == f.Owner() && shareScope(c.Scopes, f.Scopes) {
-				delete(s.Claims, id)
+				s.Claims.del(c.ID)
 			}
 		}
 	case KindClaimExpired:
-		delete(s.Claims, f.Ref)
+		s.Claims.del(f.Ref)
 	case KindLeave:
-		for id, c := range s.Claims {
-			if c.Owner() == f.Owner() {
-				delete(s.Claims, id)
-			}
+		for _, c := range s.Claims.Owned(f.Owner()) {
+			s.Claims.del(c.ID)
 		}
 	case KindHandoff:
 		s.Handoffs()[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
@@ -512,8 +506,8 @@ func (s *State) supersede(f *Fact) {
 	if f.Kind != KindClaim || f.Ref == "" {
 		return
 	}
-	if c := s.Claims[f.Ref]; c != nil && c.Owner() == f.Owner() {
-		delete(s.Claims, f.Ref)
+	if c := s.Claims.Get(f.Ref); c != nil && c.Owner() == f.Owner() {
+		s.Claims.del(f.Ref)
 	}
 }
 
@@ -563,26 +557,10 @@ func shareScope(a, b []string) bool {
 }
 
 // OwnedClaims returns the open claims of an owner, oldest first.
-func (s *State) OwnedClaims(o Owner) []*Fact {
-	var out []*Fact
-	for _, c := range s.Claims {
-		if c.Owner() == o {
-			out = append(out, c)
-		}
-	}
-	SortFacts(out)
-	return out
-}
+func (s *State) OwnedClaims(o Owner) []*Fact { return s.Claims.Owned(o) }
 
 // SortedClaims returns the open claims in (clock, id) order.
-func (s *State) SortedClaims() []*Fact {
-	out := make([]*Fact, 0, len(s.Claims))
-	for _, c := range s.Claims {
-		out = append(out, c)
-	}
-	SortFacts(out)
-	return out
-}
+func (s *State) SortedClaims() []*Fact { return s.Claims.All() }
 
 func sameSet(a, b []string) bool {
 	if len(a) != len(b) {

@@ -181,8 +181,8 @@ func benchRepo(b *testing.B, claims int) (string, refs.Hash) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	if st.Facts != benchFacts || len(st.OwnedClaims(facts.Owner{Tool: benchCaller})) != claims || len(st.Claims) > claims+benchOthers/2+1 {
-		b.Fatalf("ledger has %d facts and %d open claims, the caller holds %d", st.Facts, len(st.Claims), len(st.OwnedClaims(facts.Owner{Tool: benchCaller})))
+	if st.Facts != benchFacts || len(st.OwnedClaims(facts.Owner{Tool: benchCaller})) != claims || st.Claims.Len() > claims+benchOthers/2+1 {
+		b.Fatalf("ledger has %d facts and %d open claims, the caller holds %d", st.Facts, st.Claims.Len(), len(st.OwnedClaims(facts.Owner{Tool: benchCaller})))
 	}
 	head, _ := l.Head()
 	return repo, head

@@ -13,7 +13,8 @@ import (
 // sessionEnv names, per host, the variable in which the host hands its
 // session id to the MCP servers it starts (Claude Code does so since
 // 2.1.154; Gemini CLI sets GEMINI_SESSION_ID for the processes it runs).
-// Codex clears its MCP servers' environment and passes no session id.
+// Codex clears its MCP servers' environment; it names its session in each
+// tool call's metadata instead (SessionTool).
 var sessionEnv = []struct{ host, env string }{
 	{Claude, "CLAUDE_CODE_SESSION_ID"},
 	{Gemini, "GEMINI_SESSION_ID"},
@@ -26,10 +27,21 @@ var sessionEnv = []struct{ host, env string }{
 func HostSessionTool(getenv func(string) string) (string, bool) {
 	for _, s := range sessionEnv {
 		if id := getenv(s.env); id != "" {
-			if tag := SessionTag(s.host, id); tag != "" {
-				return agentHosts[s.host].tool + ":" + tag, true
-			}
+			return SessionTool(s.host, id)
 		}
+	}
+	return "", false
+}
+
+// SessionTool is the identity the agent hooks of host give its session id
+// (Codex states it in each MCP call's metadata, not in the environment).
+func SessionTool(host, id string) (string, bool) {
+	h, ok := agentHosts[host]
+	if !ok {
+		return "", false
+	}
+	if tag := SessionTag(host, id); tag != "" {
+		return h.tool + ":" + tag, true
 	}
 	return "", false
 }

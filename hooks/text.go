@@ -125,14 +125,14 @@ func describe(st *facts.State, f facts.Finding, me facts.Owner, now time.Time) (
 		short = fmt.Sprintf("%s is claimed by %s", ident(f.Path), owner)
 		if dir, ok := strings.CutPrefix(f.Path, "dir:"); ok {
 			held := "a path inside it"
-			if c := st.Claims[f.Claim]; c != nil {
+			if c := st.Claims.Get(f.Claim); c != nil {
 				held = strings.Join(c.Scopes, " ")
 			}
 			short = fmt.Sprintf("%s/ holds %s, claimed by %s", ident(dir), ident(held), owner)
 		}
 		last, _ := st.LastSeen(f.Owner)
 		long = fmt.Sprintf("%s (claim %s; %s is %s, last seen %s ago)", short, f.Claim, owner, st.OwnerState(f.Owner, now), facts.Ago(now.Sub(last)))
-		if c := st.Claims[f.Claim]; c != nil && c.Subject != "" {
+		if c := st.Claims.Get(f.Claim); c != nil && c.Subject != "" {
 			long += " for " + peerText(c.Subject)
 		}
 		if f.Code == facts.StaleOwnerClaim {

@@ -26,10 +26,10 @@ type Runner interface {
 	// Has says whether this build has the command (plan, check
 	// before-complete): tools of missing commands are not offered.
 	Has(cmd []string) bool
-	// Run runs the command with --json as the server's identity. client
-	// is the host's name from the MCP handshake, for an identity that
-	// nothing else gives.
-	Run(ctx context.Context, client string, c Call) Outcome
+	// Run runs the command with --json as the server's identity. host
+	// is what the host said of itself, for an identity that nothing else
+	// gives.
+	Run(ctx context.Context, host Host, c Call) Outcome
 }
 
 // Options configure a server.
@@ -143,10 +143,6 @@ func handler(r Runner, s spec, resolved *jsonschema.Resolved) mcp.ToolHandler {
 			return usageResult(fmt.Sprintf("%s: %v", s.name, err)), nil
 		}
 		call.Cmd = s.cmd
-		client := ""
-		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-			client = p.ClientInfo.Name
-		}
-		return result(r.Run(ctx, client, call)), nil
+		return result(r.Run(ctx, hostOf(req), call)), nil
 	}
 }

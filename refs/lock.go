@@ -108,7 +108,6 @@ type RefLock struct {
 	name      string
 	path      string
 	commonDir string
-	note      string // the ownership note of this lock's inode (see LockRef)
 	queue     *os.File
 	lock      *os.File
 	committed bool
@@ -123,15 +122,21 @@ type RefLock struct {
 // current value under the lock.
 //
 // Rally proves which lock files are its own: under the queue lock it
-// creates the lock's inode first under a private name, writes a note with
-// its pid, process start time, boot and the inode's identity, and only
-// then links the inode to <ref>.lock (link, like O_EXCL, fails when the
-// name exists). The note is removed before the lock file goes away, so a
-// note whose inode is the current <ref>.lock describes that very file. A
-// lock whose note names a process that is gone is stale and removed;
-// every other lock (git's, or one that cannot be proved) is waited for
-// and then reported with a LockedError. Age proves nothing: a live
-// `git update-ref --stdin` transaction may hold a lock for minutes.
+// creates the lock's inode first under a private name, writes the owner
+// note (rally/reflocks/owner: the inode's identity, its pid, process start
+// time and boot) and only then links the inode to <ref>.lock (link, like
+// O_EXCL, fails when the name exists). The note is cleared before the lock
+// file goes away, so a note naming the current <ref>.lock's inode
+// describes that very file. A lock whose note names a process that is
+// gone is stale and removed; every other lock (git's, or one that cannot
+// be proved) is waited for and then reported with a LockedError. Age
+// proves nothing: a live `git update-ref --stdin` transaction may hold a
+// lock for minutes.
+//
+// The note is one file rewritten in place (only the holder of the queue
+// lock writes it), not a file per lock: every inode created and deleted
+// per append costs, and on ext4 a recently deleted inode makes the next
+// creations in its group slower for minutes.
 func (st *Store) LockRef(name string) (*RefLock, error) {
 	q, err := QueueLock(st.CommonDir, "append")
 	if err != nil {
@@ -141,6 +146,14 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o777); err != nil {
 		l.release()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
+	}
+	// A lock the previous rally writer left when it was killed is proved
+	// by the owner note it wrote, before this writer's prepare rewrites it.
+	if note, ok := staleOwnLock(l.rallyDir(), l.path+".lock"); ok && os.Remove(l.path+".lock") == nil {
+		if note != "" {
+			os.Remove(note)
+		}
+		l.RemovedStale = true
 	}
 	f, err := l.prepare()
 	if err != nil {
@@ -163,9 +176,12 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 			return nil, fmt.Errorf("locking %s: %w", name, err)
 		}
 		// We hold the queue: no other rally writer is inside. A lock
-		// rally can prove a dead rally process left is removed.
+		// rally can prove a dead rally process left (an earlier version's
+		// per-inode note) is removed.
 		if note, ok := staleOwnLock(l.rallyDir(), l.path+".lock"); ok && os.Remove(l.path+".lock") == nil {
-			os.Remove(note)
+			if note != "" {
+				os.Remove(note)
+			}
 			l.RemovedStale = true
 			continue
 		}
@@ -192,10 +208,7 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 const lockMode = 0o444
 
 // prepare creates the lock's inode under a private name and writes the
-// note that names it: rally/reflocks/<dev>-<ino> holds the pid, the
-// process start time and the boot id. A note lives exactly as long as its
-// inode is a file rally created and has not renamed over the ref, so an
-// inode number is never reused while a note names it.
+// owner note that names it.
 func (l *RefLock) prepare() (*os.File, error) {
 	f, err := createTemp(l.rallyDir(), "tmp-")
 	if err != nil {
@@ -207,9 +220,8 @@ func (l *RefLock) prepare() (*os.File, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	l.note = noteFor(l.rallyDir(), fi)
 	self := processID(os.Getpid())
-	if err := os.WriteFile(l.note, []byte(fmt.Sprintf("%d %s %s\n", os.Getpid(), self.start, self.boot)), 0o666); err != nil {
+	if err := writeOwnerNote(l.rallyDir(), fmt.Sprintf("%s %d %s %s", inodeID(fi), os.Getpid(), self.start, self.boot)); err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
@@ -219,44 +231,93 @@ func (l *RefLock) prepare() (*os.File, error) {
 
 func (l *RefLock) rallyDir() string { return filepath.Join(l.commonDir, "rally", "reflocks") }
 
-// sweep removes what writers killed on the way in or out left in the note
-// directory (their private inodes, their notes): under the queue lock and
-// holding <ref>.lock, every note but this writer's is garbage.
+// ownerNote is the note's file name in rally/reflocks; ownerNoteSize its
+// fixed length, so that rewriting it never leaves a longer note's tail.
+const (
+	ownerNote     = "owner"
+	ownerNoteSize = 160
+)
+
+// writeOwnerNote rewrites the owner note in place ("" clears it).
+func writeOwnerNote(rallyDir, note string) error {
+	f, err := os.OpenFile(filepath.Join(rallyDir, ownerNote), os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	b := []byte(note + "\n")
+	if len(b) > ownerNoteSize {
+		b = b[:ownerNoteSize]
+	}
+	b = append(b, strings.Repeat(" ", ownerNoteSize-len(b))...)
+	_, err = f.WriteAt(b, 0)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// clearNote clears the owner note, which names this lock's inode: only
+// the holder of the queue lock writes it.
+func (l *RefLock) clearNote() { writeOwnerNote(l.rallyDir(), "") }
+
+// readOwnerNote returns the owner note's fields.
+func readOwnerNote(rallyDir string) (inode string, pid int, start, boot string, ok bool) {
+	b, err := os.ReadFile(filepath.Join(rallyDir, ownerNote))
+	if err != nil {
+		return "", 0, "", "", false
+	}
+	n, _ := fmt.Sscanf(string(b), "%s %d %s %s", &inode, &pid, &start, &boot)
+	return inode, pid, start, boot, n == 4
+}
+
+// sweep removes what writers killed on the way in left in the note
+// directory (their private inodes; per-lock notes of earlier versions):
+// under the queue lock and holding <ref>.lock, everything but the owner
+// note is garbage.
 func (l *RefLock) sweep() {
 	ents, err := os.ReadDir(l.rallyDir())
 	if err != nil || len(ents) <= 1 {
 		return
 	}
 	for _, e := range ents {
-		if p := filepath.Join(l.rallyDir(), e.Name()); p != l.note {
-			os.Remove(p)
+		if e.Name() != ownerNote {
+			os.Remove(filepath.Join(l.rallyDir(), e.Name()))
 		}
 	}
 }
 
-func noteFor(rallyDir string, fi fs.FileInfo) string {
+func inodeID(fi fs.FileInfo) string {
 	dev, ino := fileID(fi)
-	return filepath.Join(rallyDir, fmt.Sprintf("%d-%d", dev, ino))
+	return fmt.Sprintf("%d-%d", dev, ino)
 }
 
-// drop removes the note and the private inode (the lock was never taken).
+// drop clears the note and removes the private inode (the lock was never
+// taken).
 func (l *RefLock) drop(f *os.File) {
-	os.Remove(l.note)
+	l.clearNote()
 	f.Close()
 	os.Remove(f.Name())
 	l.release()
 }
 
 // staleOwnLock reports whether the lock file at p is one rally created
-// (a note names its inode) and the process that created it is gone. It
-// returns the note's path.
+// (the owner note, or an earlier version's per-inode note, names its
+// inode) and the process that created it is gone. It returns the path of
+// a per-inode note to remove with the lock ("" for the owner note).
 func staleOwnLock(rallyDir, p string) (string, bool) {
 	fi, err := os.Stat(p)
 	if err != nil || fi.Mode().Perm() != lockMode {
 		return "", false
 	}
-	note := noteFor(rallyDir, fi)
-	b, err := os.ReadFile(note)
+	id := inodeID(fi)
+	if inode, pid, start, boot, ok := readOwnerNote(rallyDir); ok && inode == id {
+		if processAlive(pid, start, boot) {
+			return "", false
+		}
+		return "", writeOwnerNote(rallyDir, "") == nil
+	}
+	legacy := filepath.Join(rallyDir, id)
+	b, err := os.ReadFile(legacy)
 	if err != nil {
 		return "", false
 	}
@@ -265,7 +326,7 @@ func staleOwnLock(rallyDir, p string) (string, bool) {
 	if n, _ := fmt.Sscanf(string(b), "%d %s %s", &pid, &start, &boot); n != 3 {
 		return "", false
 	}
-	return note, !processAlive(pid, start, boot)
+	return legacy, !processAlive(pid, start, boot)
 }
 
 // Commit publishes the new value: write it into the lock file, fsync, and
@@ -283,21 +344,21 @@ func (l *RefLock) Commit(h Hash) error {
 	}
 	l.lock = nil
 	if err != nil {
-		os.Remove(l.note)
+		l.clearNote()
 		os.Remove(l.path + ".lock")
 		return fmt.Errorf("updating %s: %w", l.name, err)
 	}
 	if err := os.Rename(l.path+".lock", l.path); err != nil {
 		// The lock is not ours any more (someone removed it): leave
 		// whatever is there now alone.
-		os.Remove(l.note)
+		l.clearNote()
 		return fmt.Errorf("updating %s: %w", l.name, err)
 	}
 	// A writer killed right here leaves a note naming the ref file's
-	// inode; the next writer sweeps it, and until then the mode check in
-	// staleOwnLock keeps it from matching a lock git creates on a reused
-	// inode.
-	os.Remove(l.note)
+	// inode; the next rally writer overwrites it before it links a lock,
+	// and until then the mode check in staleOwnLock keeps it from matching
+	// a lock git creates on a reused inode.
+	l.clearNote()
 	l.committed = true
 	return nil
 }
@@ -308,7 +369,7 @@ func (l *RefLock) Unlock() {
 	if l.lock != nil {
 		l.lock.Close()
 		l.lock = nil
-		os.Remove(l.note)
+		l.clearNote()
 		os.Remove(l.path + ".lock")
 	}
 	l.release()

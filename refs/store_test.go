@@ -218,9 +218,65 @@ func TestStaleLockRecovery(t *testing.T) {
 	}
 	ents, _ := os.ReadDir(filepath.Join(gd, "rally", "reflocks"))
 	for _, e := range ents {
-		if filepath.Join(gd, "rally", "reflocks", e.Name()) != note {
+		if p := filepath.Join(gd, "rally", "reflocks", e.Name()); p != note && e.Name() != ownerNote {
 			t.Errorf("left behind: %s", e.Name())
 		}
+	}
+}
+
+// The owner note (this version's proof) works as the per-inode notes of
+// earlier versions do: a lock it names whose process is gone is removed;
+// one whose process lives, or a lock it does not name, is reported.
+func TestStaleLockOwnerNote(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	t.Setenv("RALLY_LOCK_TIMEOUT", "50ms")
+	lock := filepath.Join(gd, "refs/rally/ledger.lock")
+	dir := filepath.Join(gd, "rally", "reflocks")
+	os.MkdirAll(filepath.Dir(lock), 0o777)
+	os.MkdirAll(dir, 0o777)
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	self := processID(os.Getpid())
+	place := func(pid int, start string, named bool) {
+		os.Remove(lock)
+		os.WriteFile(lock, nil, 0o444)
+		fi, _ := os.Stat(lock)
+		id := inodeID(fi)
+		if !named {
+			id = "1-1"
+		}
+		if err := writeOwnerNote(dir, fmt.Sprintf("%s %d %s %s", id, pid, start, self.boot)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var le *LockedError
+	place(os.Getpid(), self.start, true)
+	if _, err := st.LockRef("refs/rally/ledger"); !errors.As(err, &le) {
+		t.Fatalf("a live process's lock: %v, want a LockedError", err)
+	}
+	place(dead.Process.Pid, "12345", false)
+	if _, err := st.LockRef("refs/rally/ledger"); !errors.As(err, &le) {
+		t.Fatalf("a lock the note does not name: %v, want a LockedError", err)
+	}
+	place(dead.Process.Pid, "12345", true)
+	l, err := st.LockRef("refs/rally/ledger")
+	if err != nil || !l.RemovedStale {
+		t.Fatalf("a dead rally process's lock not recovered: %v", err)
+	}
+	if err := l.Commit(Hash{1}); err != nil {
+		t.Fatal(err)
+	}
+	l.Unlock()
+	if _, _, _, _, ok := readOwnerNote(dir); ok {
+		t.Fatal("the owner note still names a lock after the commit")
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 1 || ents[0].Name() != ownerNote {
+		t.Fatalf("reflocks holds %v, want only the owner note", ents)
 	}
 }
 

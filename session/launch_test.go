@@ -118,7 +118,7 @@ func TestLaunchThenStop(t *testing.T) {
 		t.Fatalf("stop: %+v, killed %v", stopped, b.killed)
 	}
 	st, _ = l.Read()
-	if len(st.Claims) != 0 || st.Sessions["gemini-01"].Status != StatusStopped {
+	if st.Claims.Len() != 0 || st.Sessions["gemini-01"].Status != StatusStopped {
 		t.Fatalf("after stop: claims %v, session %+v", st.Claims, st.Sessions["gemini-01"])
 	}
 	if _, err := os.Stat(p.Worktree); err != nil {

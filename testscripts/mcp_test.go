@@ -343,6 +343,30 @@ func TestMCPIdentity(t *testing.T) {
 		}
 	}
 
+	// Codex also names its session in each call's _meta: with no hook
+	// note (hooks not approved), that names the agent.
+	mdir := newRepo(t)
+	const msid = "019a2b3c-0000-7000-8000-00000000ef01"
+	ms := startMCP(t, mdir, mcpEnv())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := ms.CallTool(ctx, &mcp.CallToolParams{Name: "rally_claim", Arguments: map[string]any{"scopes": []string{"c.go"}},
+		Meta: mcp.Meta{"callId": "call_1", "x-codex-turn-metadata": map[string]any{"session_id": msid, "thread_id": msid, "turn_id": "t1"}}})
+	if err != nil || res.IsError {
+		t.Fatalf("rally_claim with Codex's _meta: %v %v", err, res)
+	}
+	mwant := "codex:" + hooks.SessionTag(hooks.Codex, msid)
+	if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, `"tool":"`+mwant+`"`) {
+		t.Errorf("claim in a call whose _meta names a Codex session: %s, want tool %s", text, mwant)
+	}
+	// and that identity is fixed: a later call naming another session
+	// still acts as the first.
+	res, err = ms.CallTool(ctx, &mcp.CallToolParams{Name: "rally_note", Arguments: map[string]any{"subject": "hi"},
+		Meta: mcp.Meta{"x-codex-turn-metadata": map[string]any{"session_id": "019a2b3c-0000-7000-8000-0000000000ff"}}})
+	if err != nil || res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"tool":"`+mwant+`"`) {
+		t.Errorf("a later call naming another session: %v %v, want tool %s", err, res, mwant)
+	}
+
 	s2 := startMCP(t, dir, mcpEnv("RALLY_TOOL=env:1", "CLAUDE_CODE_SESSION_ID="+sid), "--tool", "flag:1")
 	if got := callTool(t, s2, "rally_note", map[string]any{"subject": "hi"}).ok(t, "note").firstFact(t)["tool"]; got != "flag:1" {
 		t.Errorf("--tool: wrote as %v", got)

@@ -153,7 +153,7 @@ func Build(l *facts.Ledger, o Options) (Stats, error) {
 	if err != nil {
 		return stats, err
 	}
-	stats.Peers, stats.OpenClaims, stats.OpenHandoffs = len(st.Peers), len(st.Claims), len(st.Handoffs())
+	stats.Peers, stats.OpenClaims, stats.OpenHandoffs = len(st.Peers), st.Claims.Len(), len(st.Handoffs())
 	return stats, nil
 }
 

@@ -30,10 +30,10 @@ func TestSetOpenClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(st.Claims) != n {
-			t.Fatalf("%d claims open, want %d", len(st.Claims), n)
+		if st.Claims.Len() != n {
+			t.Fatalf("%d claims open, want %d", st.Claims.Len(), n)
 		}
-		for _, c := range st.Claims {
+		for _, c := range st.SortedClaims() {
 			if cs := st.Conflicts(c.Owner(), c.Scopes, c.Access); len(cs) > 0 {
 				t.Fatalf("claim %s on %v overlaps %d others", c.ID, c.Scopes, len(cs))
 			}

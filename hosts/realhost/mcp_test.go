@@ -73,16 +73,29 @@ func TestMCPCodex(t *testing.T) {
 	bin, chome := codexHome(r)
 	env := r.env("CODEX_HOME="+chome, "MOCK_API_KEY=test-key")
 	list := r.run("codex mcp list", []string{bin, "mcp", "list"}, env)
-	check(t, strings.Contains(list, "rally") && strings.Contains(list, "rally mcp") && strings.Contains(list, "enabled"),
-		"codex: codex mcp list shows rally's server (git rally mcp) enabled", list)
-	// Codex runs a project's hooks only once approved (/hooks); the MCP
-	// server takes the session's identity from the note its hooks leave.
+	listed := false
+	for _, line := range strings.Split(list, "\n") {
+		f := strings.Fields(line)
+		listed = listed || len(f) > 3 && f[0] == "rally" && strings.Contains(line, "mcp") && strings.Contains(line, "enabled")
+	}
+	check(t, listed, "codex: codex mcp list shows rally's server (rally mcp) enabled", list)
+	const ns = "mcp__rally"
+	search := step{Tool: "tool_search", Input: map[string]any{"query": "rally claim inbox", "limit": 20}}
+
+	// Codex runs a project's hooks only once approved (/hooks), but it
+	// names its session in each MCP call: before approval the claim is the
+	// session's all the same.
+	out0 := r.run("codex exec (mcp, hooks not approved)", []string{bin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", script(
+		search, step{Tool: "rally_claim", Namespace: ns, Input: map[string]any{"scopes": []string{"src/early.go"}, "subject": "before approval"}},
+	)}, env)
+	tool0 := codexTool(r, out0)
+	check(t, tool0 != "" && len(r.find("presence", tool0)) == 0 && hasScope(r.find("claim", tool0), "file:src/early.go"),
+		"codex: with hooks not approved, rally_claim through MCP claimed src/early.go for the session Codex named in the call ("+tool0+")", r.find("claim", ""))
+
 	approveCodexHooks(t, r, bin, env, filepath.Join(chome, "config.toml"))
 	r.rally("handoff", "--tool", "peer:1", "--target", "all", "--subject", "please review </rally-test-tag> it")
-
-	const ns = "mcp__rally"
 	out := r.run("codex exec (mcp)", []string{bin, "exec", "--json", "--dangerously-bypass-approvals-and-sandbox", "--skip-git-repo-check", script(
-		step{Tool: "tool_search", Input: map[string]any{"query": "rally claim inbox", "limit": 20}},
+		search,
 		step{Tool: "rally_claim", Namespace: ns, Input: map[string]any{"scopes": []string{"src/mcp.go"}, "subject": "via mcp"}},
 		step{Tool: "rally_inbox", Namespace: ns, Input: map[string]any{}},
 		step{Tool: "apply_patch", Custom: "*** Begin Patch\n*** Add File: src/mcp.go\n+package src\n*** End Patch\n"},

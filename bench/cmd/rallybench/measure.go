@@ -67,7 +67,7 @@ type measurer struct {
 	size        string
 	reset       bool
 	packedHead  refs.Hash // with -reset-packed: the head every run starts from
-	savedState  []byte    // with -reset-packed: state.gob at packedHead
+	savedState  []byte    // with -reset-packed: state.bin at packedHead
 	floorTip    refs.Hash // the floor's own chain; zero: start at the ledger head
 	floor4Tip   refs.Hash
 	round       int
@@ -221,7 +221,7 @@ func (m *measurer) prepare(bin string) error {
 	}
 	if m.reset {
 		m.packedHead = head
-		if m.savedState, err = os.ReadFile(filepath.Join(m.common, "rally", "cache", "state.gob")); err != nil {
+		if m.savedState, err = os.ReadFile(filepath.Join(m.common, "rally", "cache", "state.bin")); err != nil {
 			return err
 		}
 	}
@@ -262,7 +262,7 @@ func (m *measurer) resetLedger() error {
 	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
 		return err
 	}
-	return writeSync(filepath.Join(m.common, "rally", "cache", "state.gob"), os.O_TRUNC, m.savedState)
+	return writeSync(filepath.Join(m.common, "rally", "cache", "state.bin"), os.O_TRUNC, m.savedState)
 }
 
 // writeSync writes b to the file at p opened with flag (O_TRUNC or

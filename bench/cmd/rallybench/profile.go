@@ -32,7 +32,7 @@ func runProfile(args []string) error {
 			return err
 		}
 		m.packedHead = h
-		if m.savedState, err = os.ReadFile(filepath.Join(common, "rally", "cache", "state.gob")); err != nil {
+		if m.savedState, err = os.ReadFile(filepath.Join(common, "rally", "cache", "state.bin")); err != nil {
 			return err
 		}
 	}

@@ -188,7 +188,7 @@ func newCmdRelease(f *factory) *cobra.Command {
 // the newest re-claim that renewed it.
 func currentClaim(f *factory, c *facts.Fact) (*facts.Fact, error) {
 	st, err := f.State()
-	if err != nil || st.Claims[c.ID] != nil {
+	if err != nil || st.Claims.Get(c.ID) != nil {
 		return c, err
 	}
 	all, err := f.ledger.All()

@@ -34,6 +34,7 @@ func TestHotCommandsBehaveAsInTheFullTree(t *testing.T) {
 		{"log", "--json", "-n", "2"}, {"log", "--kind", "nope"}, {"log", "-n", "x"},
 		{"show", "nope"}, {"release", "--tool", "b:1"}, {"release", "a.go", "--tool", "a:1", "--json"},
 		{"leave", "--tool", "a:1"}, {"leave", "--tool", "a:1"}, {"room", "--bogus"}, {"room", "extra", "args"},
+		{"version"}, {"version", "--json"}, {"version", "x"},
 	}
 	run := func(full bool) []string {
 		dir := t.TempDir()

@@ -145,6 +145,7 @@ var hotCommands = map[string]func(*factory) *cobra.Command{
 	"note": func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindNote) },
 	"room": newCmdRoom, "whoami": newCmdWhoami, "inbox": newCmdInbox, "next": newCmdNext,
 	"enter": newCmdEnter, "leave": newCmdLeave, "log": newCmdLog, "show": newCmdShow,
+	"version": newCmdVersion,
 }
 
 // fullTree forces the whole tree (tests compare the two).

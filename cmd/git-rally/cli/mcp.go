@@ -36,7 +36,7 @@ Each tool runs the command of the same name and answers with its JSON.
 Every call acts as one identity, fixed for the server's life: --tool, else
 $RALLY_TOOL or the session of the rally worktree it runs in, else the host
 session that started it (as its hooks name it: Claude Code says its
-session id; Codex's hooks leave a note for the server), else git config
+session id, Codex names it in each call), else git config
 rally.tool, else the host's name and a random tag.
 
 Register it for a host with: git rally hooks install --claude --mcp`,
@@ -91,9 +91,10 @@ func (r *mcpRunner) Has(cmd []string) bool {
 
 // identity is the server's one author, resolved once: --tool, $RALLY_TOOL,
 // the session bound to the rally worktree, the host session the hooks
-// name (from the environment, else from the note the host's hooks left),
-// git config rally.tool, and last the host's name with a random tag.
-func (r *mcpRunner) identity(client string) (string, error) {
+// name (from the environment, the call's metadata, else the note the
+// host's hooks left), git config rally.tool, and last the host's name
+// with a random tag.
+func (r *mcpRunner) identity(host mcpserver.Host) (string, error) {
 	if r.me != "" || r.meErr != nil {
 		return r.me, r.meErr
 	}
@@ -113,6 +114,9 @@ func (r *mcpRunner) identity(client string) (string, error) {
 	if me == "" {
 		me, _ = hooks.HostSessionTool(os.Getenv)
 	}
+	if me == "" && host.Session != "" {
+		me, _ = hooks.SessionTool(host.Family, host.Session)
+	}
 	if me == "" && repoErr == nil {
 		me, _ = hooks.HostProcessTool(repo)
 	}
@@ -122,7 +126,7 @@ func (r *mcpRunner) identity(client string) (string, error) {
 		}
 	}
 	if me == "" {
-		me = mcpserver.ClientTool(client, randomTag())
+		me = mcpserver.ClientTool(host.Client, randomTag())
 	}
 	if err := facts.CheckTool(me); err != nil {
 		r.meErr = err
@@ -139,10 +143,10 @@ func randomTag() string {
 }
 
 // Run runs one tool call as its command with --json.
-func (r *mcpRunner) Run(ctx context.Context, client string, call mcpserver.Call) mcpserver.Outcome {
+func (r *mcpRunner) Run(ctx context.Context, host mcpserver.Host, call mcpserver.Call) mcpserver.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	me, err := r.identity(client)
+	me, err := r.identity(host)
 	if err != nil {
 		return failure(err, nil, nil)
 	}

@@ -99,7 +99,7 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 		} else {
 			owners[facts.Owner{Tool: o.Tool, Session: name}] += 0
 		}
-		for _, c := range st.Claims {
+		for _, c := range st.SortedClaims() {
 			if c.Session == name {
 				owners[c.Owner()]++
 				closed++

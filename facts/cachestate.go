@@ -1,0 +1,172 @@
+package facts
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// compactAt is how many changes (claims opened or closed) state.bin
+// carries on top of the claims file before a new claims file is written;
+// fewer open claims than that live in state.bin alone. An append decodes
+// at most this many claims it did not ask for, whatever the room's size,
+// and writes a claims file once per compactAt changes.
+var compactAt = 32
+
+// encodeState writes the projection for state.bin: everything but the
+// handoffs (their own file) and the claims of the claims file, which
+// state.bin names with the changes since.
+func encodeState(e *encoder, st *State, cf *cacheFile) {
+	e.str(st.Head)
+	e.str(st.Tree)
+	e.key(st.Last)
+	e.int(st.MaxClock)
+	e.str(st.Newest)
+	e.int(int64(st.Facts))
+	e.int(int64(st.Retracted))
+	e.int(int64(st.Bad))
+	encodeMap(e, st.ByKind, encInt)
+	encodeMap(e, st.Future, encStr)
+	encodeMap(e, st.Peers, encPeer)
+	encodeFacts(e, st.Blockers)
+	encodeFacts(e, st.Risks)
+	encodeFacts(e, st.Sessions)
+	encodeMap(e, st.Artifacts, encArtifact)
+	encodeMap(e, st.Retraction, encStr)
+	encodeMap(e, st.Contest, encStr)
+	encodeMap(e, st.Plans, encPlan)
+
+	e.int(int64(cf.Gen))
+	e.int(cf.MirrorLen)
+	e.uint(uint64(cf.MirrorSum))
+	e.str(cf.HandoffsFile)
+	e.str(cf.ClaimsFile)
+	e.uint(uint64(cf.ClaimsSum))
+	cs := &st.Claims
+	gone := make([]int, 0, len(cs.gone))
+	for i := range cs.gone {
+		gone = append(gone, int(i))
+	}
+	sort.Ints(gone)
+	e.uint(uint64(len(gone)))
+	for _, i := range gone {
+		e.uint(uint64(i))
+	}
+	encodeFacts(e, cs.added)
+}
+
+// decodeState is the inverse of encodeState. The claims file is attached
+// by the caller.
+func decodeState(d *decoder) (*State, *cacheFile) {
+	st := &State{Head: d.str(), Tree: d.str(), Last: d.key(), MaxClock: d.int(), Newest: d.str()}
+	st.Facts, st.Retracted, st.Bad = int(d.int()), int(d.int()), int(d.int())
+	st.ByKind = decodeMap(d, decInt)
+	if st.Future = decodeMap(d, decStr); len(st.Future) == 0 {
+		st.Future = nil
+	}
+	st.Peers = decodeMap(d, decPeer)
+	st.Blockers, st.Risks, st.Sessions = decodeFacts(d), decodeFacts(d), decodeFacts(d)
+	st.Artifacts = decodeMap(d, decArtifact)
+	st.Retraction, st.Contest = decodeMap(d, decStr), decodeMap(d, decStr)
+	st.Plans = decodeMap(d, decPlan)
+
+	cf := &cacheFile{Gen: int(d.int()), MirrorLen: d.int(), MirrorSum: uint32(d.uint())}
+	cf.HandoffsFile, cf.ClaimsFile, cf.ClaimsSum = d.str(), d.str(), uint32(d.uint())
+	n := d.count(1)
+	if n > 0 {
+		st.Claims.gone = make(map[uint32]bool, n)
+	}
+	for i := 0; i < n && !d.bad; i++ {
+		st.Claims.gone[uint32(d.uint())] = true
+	}
+	if added := decodeFacts(d); len(added) > 0 {
+		st.Claims.added = added
+	}
+	for id, f := range st.Claims.added {
+		if f == nil || f.ID != id {
+			d.fail()
+		}
+	}
+	return st, cf
+}
+
+// contentName names a cache file by its payload: a file of that name
+// never changes, so a writer that finds it writes nothing.
+func contentName(prefix string, payload []byte) string {
+	sum := sha256.Sum256(payload)
+	return prefix + hex.EncodeToString(sum[:10]) + ".bin"
+}
+
+// writeNamed writes a sealed file under its content name unless it is
+// there, then removes the other files of that prefix but keep.
+func (c *cache) writeNamed(prefix, kind string, payload []byte, keep string) (string, error) {
+	name := contentName(prefix, payload)
+	p := filepath.Join(c.dir, name)
+	if _, err := os.Stat(p); err != nil {
+		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+		if err := os.WriteFile(tmp, seal(payload, kind, ""), 0o666); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
+	}
+	// Files older than the one the previous state named go: a reader may
+	// hold that state still.
+	if ents, err := os.ReadDir(c.dir); err == nil {
+		for _, e := range ents {
+			n := e.Name()
+			if strings.HasPrefix(n, prefix) && strings.HasSuffix(n, ".bin") && n != name && n != keep {
+				os.Remove(filepath.Join(c.dir, n))
+			}
+		}
+	}
+	return name, nil
+}
+
+// saveClaims writes a new claims file when st's claims carry more than
+// compactAt changes on top of theirs, and re-points st's claims at it
+// (the facts stay the same pointers). It returns the claims file's name
+// and checksum ("": none, every claim is in state.bin).
+func (c *cache) saveClaims(st *State) (string, uint32, error) {
+	cs := &st.Claims
+	if cs.delta() <= compactAt {
+		if cs.base == nil {
+			return "", 0, nil
+		}
+		return cs.base.name, cs.base.sum, nil
+	}
+	all := cs.All()
+	if len(all) <= compactAt {
+		added := make(map[string]*Fact, len(all))
+		for _, f := range all {
+			added[f.ID] = f
+		}
+		st.Claims = ClaimSet{added: added}
+		return "", 0, nil
+	}
+	payload := encodeClaimBase(all)
+	keep := ""
+	if c.saved != nil {
+		keep = c.saved.ClaimsFile
+	}
+	name, err := c.writeNamed("claims-", "claims", payload, keep)
+	if err != nil {
+		return "", 0, err
+	}
+	nb, ok := openClaimBase(payload)
+	if !ok {
+		return "", 0, fmt.Errorf("internal: claims file does not open")
+	}
+	nb.name, nb.sum = name, crcOf(payload)
+	for i, f := range all { // encodeClaimBase sorted all as the records are
+		nb.memo[uint32(i)] = f
+	}
+	st.Claims = ClaimSet{base: nb}
+	return name, nb.sum, nil
+}

@@ -1,0 +1,398 @@
+package facts
+
+import (
+	"bytes"
+	"encoding/binary"
+	"encoding/json"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+)
+
+// ClaimSet is the open claims of a projection. A projection loaded from
+// the cache keeps most of them in the cache's claims file (a claimBase),
+// decoded one by one when a lookup needs them: an append decodes the
+// claims its scopes could overlap and its owner's, not every open claim.
+// The claims opened since that file was written are in added, the ones
+// of the file closed since in gone; the cache writes a new file when they
+// add up to compactAt.
+type ClaimSet struct {
+	base  *claimBase
+	gone  map[uint32]bool
+	added map[string]*Fact
+}
+
+// Get returns the open claim with this id, nil when there is none.
+func (c *ClaimSet) Get(id string) *Fact {
+	if f := c.added[id]; f != nil {
+		return f
+	}
+	if i, ok := c.base.find(id); ok && !c.gone[i] {
+		return c.base.fact(i)
+	}
+	return nil
+}
+
+// Len is the number of open claims.
+func (c *ClaimSet) Len() int { return c.base.len() - len(c.gone) + len(c.added) }
+
+// All returns every open claim in (clock, id) order.
+func (c *ClaimSet) All() []*Fact {
+	out := make([]*Fact, 0, c.Len())
+	for i := 0; i < c.base.len(); i++ {
+		if !c.gone[uint32(i)] {
+			if f := c.base.fact(uint32(i)); f != nil {
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range c.added {
+		out = append(out, f)
+	}
+	SortFacts(out)
+	return out
+}
+
+// MarshalJSON writes the claims as the map they are by id.
+func (c ClaimSet) MarshalJSON() ([]byte, error) {
+	m := map[string]*Fact{}
+	for _, f := range c.All() {
+		m[f.ID] = f
+	}
+	return json.Marshal(m)
+}
+
+func (c *ClaimSet) put(f *Fact) {
+	if i, ok := c.base.find(f.ID); ok {
+		delete(c.gone, i) // the same id is the same claim
+		return
+	}
+	if c.added == nil {
+		c.added = map[string]*Fact{}
+	}
+	c.added[f.ID] = f
+}
+
+func (c *ClaimSet) del(id string) {
+	if _, ok := c.added[id]; ok {
+		delete(c.added, id)
+		return
+	}
+	if i, ok := c.base.find(id); ok {
+		if c.gone == nil {
+			c.gone = map[uint32]bool{}
+		}
+		c.gone[i] = true
+	}
+}
+
+func (c *ClaimSet) clone() ClaimSet {
+	return ClaimSet{base: c.base, gone: cloneMap(c.gone), added: cloneMap(c.added)}
+}
+
+// delta is how many changes the set holds on top of its base.
+func (c *ClaimSet) delta() int { return len(c.gone) + len(c.added) }
+
+// open returns the claims at base positions is that are still open, and
+// the added claims that keep, in (clock, id) order.
+func (c *ClaimSet) open(is []uint32, keep func(*Fact) bool) []*Fact {
+	var out []*Fact
+	for _, i := range is {
+		if !c.gone[i] {
+			if f := c.base.fact(i); f != nil && keep(f) {
+				out = append(out, f)
+			}
+		}
+	}
+	for _, f := range c.added {
+		if keep(f) {
+			out = append(out, f)
+		}
+	}
+	SortFacts(out)
+	return out
+}
+
+// Owned returns o's open claims in (clock, id) order.
+func (c *ClaimSet) Owned(o Owner) []*Fact {
+	return c.open(c.base.lookup(ownerKey(o)), func(f *Fact) bool { return f.Owner() == o })
+}
+
+// holders returns a test of whether an owner (Owner.String) holds an
+// open claim: the added claims are gathered once, the claims file is
+// looked up per owner.
+func (c *ClaimSet) holders() func(owner string) bool {
+	added := make(map[string]bool, len(c.added))
+	for _, f := range c.added {
+		added[f.Owner().String()] = true
+	}
+	return func(owner string) bool {
+		if added[owner] {
+			return true
+		}
+		for _, i := range c.base.lookup("o" + owner) {
+			if !c.gone[i] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// Near returns, in (clock, id) order, the open claims whose scopes may
+// overlap any of scopes: every claim that does, and a few that do not
+// (the caller checks exactly). See claimIndex for which prefixes can
+// overlap.
+func (c *ClaimSet) Near(scopes []string) []*Fact {
+	var is []uint32
+	seen := map[uint32]bool{}
+	add := func(xs []uint32) {
+		for _, i := range xs {
+			if !seen[i] {
+				seen[i] = true
+				is = append(is, i)
+			}
+		}
+	}
+	for _, raw := range scopes {
+		s := ParseCanonical(raw)
+		if !s.IsPath() {
+			add(c.base.lookup("e" + s.Kind + ":" + s.Value))
+			continue
+		}
+		p := scopePrefix(s)
+		for a := p; ; a = parentPrefix(a) {
+			add(c.base.lookup("p" + a))
+			if a == "." {
+				break
+			}
+		}
+		if p == "." {
+			add(c.base.lookupPrefix("p"))
+		} else {
+			add(c.base.lookupPrefix("p" + p + "/"))
+		}
+	}
+	return c.open(is, func(*Fact) bool { return true })
+}
+
+// parentPrefix is the directory above a literal prefix, "." at the top.
+func parentPrefix(a string) string {
+	if i := strings.LastIndexByte(a, '/'); i >= 0 {
+		return a[:i]
+	}
+	return "."
+}
+
+func ownerKey(o Owner) string { return "o" + o.String() }
+
+// claimKeys are the index keys of a claim: its id, its owner, and per
+// scope the kind and value of a non-path scope or the literal prefix of
+// a path scope.
+func claimKeys(f *Fact) []string {
+	ks := []string{"i" + f.ID, ownerKey(f.Owner())}
+	for _, raw := range f.Scopes {
+		s := ParseCanonical(raw)
+		if s.IsPath() {
+			ks = append(ks, "p"+scopePrefix(s))
+		} else {
+			ks = append(ks, "e"+s.Kind+":"+s.Value)
+		}
+	}
+	return ks
+}
+
+// ClaimsDecoded counts the claims decoded from cache claims files by this
+// process, and ClaimBytesDecoded their bytes: what a test of an append's
+// cost reads.
+var ClaimsDecoded, ClaimBytesDecoded atomic.Int64
+
+// A claims file's payload, all offsets from its start, little-endian:
+//
+//	nrec uint32, nkey uint32
+//	rec  [nrec+1]uint32   record i is bytes rec[i]:rec[i+1], one fact
+//	key  [nkey+1]uint32   key j is bytes key[j]:key[j+1]: a string and a
+//	                      record number, keys in byte order
+//	records, keys
+//
+// A lookup is a binary search over the keys: nothing is decoded before a
+// record is asked for, so opening the file costs its read and checksum.
+type claimBase struct {
+	b          []byte
+	nrec, nkey int
+	mu         sync.Mutex
+	memo       map[uint32]*Fact
+	damaged    atomic.Bool
+	name       string // the cache file it came from
+	sum        uint32 // its payload's CRC-32
+}
+
+// isDamaged reports a record or key that did not decode.
+func (cb *claimBase) isDamaged() bool { return cb != nil && cb.damaged.Load() }
+
+func encodeClaimBase(claims []*Fact) []byte {
+	SortFacts(claims)
+	type kv struct {
+		k string
+		i int
+	}
+	var keys []kv
+	var recs [][]byte
+	for i, f := range claims {
+		var e encoder
+		e.fact(f)
+		recs = append(recs, e.b)
+		for _, k := range claimKeys(f) {
+			keys = append(keys, kv{k, i})
+		}
+	}
+	sort.SliceStable(keys, func(a, b int) bool { return keys[a].k < keys[b].k })
+	// Dedupe: a claim with two scopes of one prefix is listed once.
+	out := keys[:0]
+	for _, x := range keys {
+		if n := len(out); n > 0 && out[n-1] == x {
+			continue
+		}
+		out = append(out, x)
+	}
+	keys = out
+	hdr := 8 + 4*(len(recs)+1) + 4*(len(keys)+1)
+	b := make([]byte, hdr, hdr+len(recs)*160+len(keys)*32)
+	binary.LittleEndian.PutUint32(b[0:], uint32(len(recs)))
+	binary.LittleEndian.PutUint32(b[4:], uint32(len(keys)))
+	at := 8
+	for _, r := range recs {
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
+		b = append(b, r...)
+		at += 4
+	}
+	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
+	at += 4
+	for _, x := range keys {
+		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
+		b = binary.AppendUvarint(b, uint64(len(x.k)))
+		b = append(b, x.k...)
+		b = binary.AppendUvarint(b, uint64(x.i))
+		at += 4
+	}
+	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
+	return b
+}
+
+// openClaimBase checks the payload's table sizes; the entries are checked
+// when read.
+func openClaimBase(b []byte) (*claimBase, bool) {
+	if len(b) < 8 {
+		return nil, false
+	}
+	nrec, nkey := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
+	if uint64(nrec)+uint64(nkey)+2 > uint64(len(b)-8)/4 {
+		return nil, false
+	}
+	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey), memo: map[uint32]*Fact{}}, true
+}
+
+func (cb *claimBase) len() int {
+	if cb == nil {
+		return 0
+	}
+	return cb.nrec
+}
+
+// span returns entry i of the offset table at off with n entries (n+1
+// offsets), nil when the table is damaged.
+func (cb *claimBase) span(table, n, i int) []byte {
+	if i < 0 || i >= n {
+		return nil
+	}
+	at := table + 4*i
+	lo, hi := binary.LittleEndian.Uint32(cb.b[at:]), binary.LittleEndian.Uint32(cb.b[at+4:])
+	if lo > hi || int(hi) > len(cb.b) {
+		cb.damaged.Store(true)
+		return nil
+	}
+	return cb.b[lo:hi]
+}
+
+func (cb *claimBase) keyTable() int { return 8 + 4*(cb.nrec+1) }
+
+// key returns key j and its record number.
+func (cb *claimBase) key(j int) ([]byte, uint32) {
+	e := cb.span(cb.keyTable(), cb.nkey, j)
+	d := decoder{b: e}
+	k := d.bytes()
+	i := d.uint()
+	if d.bad || i >= uint64(cb.nrec) {
+		cb.damaged.Store(true)
+		return nil, 0
+	}
+	return k, uint32(i)
+}
+
+// lookup returns the record numbers listed under key k.
+func (cb *claimBase) lookup(k string) []uint32 {
+	if cb == nil {
+		return nil
+	}
+	kb := []byte(k)
+	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, kb) >= 0 })
+	var out []uint32
+	for ; j < cb.nkey; j++ {
+		kj, i := cb.key(j)
+		if !bytes.Equal(kj, kb) {
+			break
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+// lookupPrefix returns the record numbers of every key starting with p.
+func (cb *claimBase) lookupPrefix(p string) []uint32 {
+	if cb == nil {
+		return nil
+	}
+	pb := []byte(p)
+	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, pb) >= 0 })
+	var out []uint32
+	for ; j < cb.nkey; j++ {
+		kj, i := cb.key(j)
+		if !bytes.HasPrefix(kj, pb) {
+			break
+		}
+		out = append(out, i)
+	}
+	return out
+}
+
+func (cb *claimBase) find(id string) (uint32, bool) {
+	is := cb.lookup("i" + id)
+	if len(is) == 0 {
+		return 0, false
+	}
+	return is[0], true
+}
+
+// fact decodes record i (once per process: the same claim is the same
+// pointer every time), nil when it does not decode.
+func (cb *claimBase) fact(i uint32) *Fact {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if f, ok := cb.memo[i]; ok {
+		return f
+	}
+	r := cb.span(8, cb.nrec, int(i))
+	d := decoder{b: r}
+	f := d.fact()
+	if f == nil || d.bad || len(d.b) != 0 {
+		// The file passed its checksum: only a bug gets here. The
+		// projection is not saved (State.damaged).
+		cb.damaged.Store(true)
+		return nil
+	}
+	ClaimsDecoded.Add(1)
+	ClaimBytesDecoded.Add(int64(len(r)))
+	cb.memo[i] = f
+	return f
+}
