@@ -11,10 +11,10 @@ import (
 // payload is the part of a host's hook input rally reads. Claude Code,
 // Codex and Gemini CLI share these field names.
 type payload struct {
-	SessionID string          `json:"session_id"`
-	Cwd       string          `json:"cwd"`
-	Event     string          `json:"hook_event_name"`
-	Source    string          `json:"source"`
+	SessionID string    `json:"session_id"`
+	Cwd       string    `json:"cwd"`
+	Event     string    `json:"hook_event_name"`
+	Source    string    `json:"source"`
 	ToolName  string    `json:"tool_name"`
 	ToolInput toolInput `json:"tool_input"`
 	Reason    string    `json:"reason"` // SessionEnd
