@@ -155,7 +155,7 @@ func runMeasure(args []string) error {
 		fmt.Printf("## %s, %s facts%s\n", m.scenario, m.size, map[bool]string{true: " (each append starts from the packed head)"}[m.reset])
 		fmt.Printf("  %-68s %9s %9s %9s   (%d rounds)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
 		for _, c := range m.cases() {
-			for _, k := range []string{c, c + ".rss", c + ".rate", c + ".p50", c + ".p99", c + ".max"} {
+			for _, k := range []string{c, c + ".rss", c + ".rate", c + ".p50", c + ".p99", c + ".max", c + ".cpu"} {
 				ss := m.samples[k]
 				if len(ss) == 0 {
 					continue
@@ -176,6 +176,8 @@ func runMeasure(args []string) error {
 					name, unit = "  appends per second", "/s"
 				case ".p50", ".p99", ".max":
 					name = "  latency of one append (whole process), " + k[len(c)+1:]
+				case ".cpu":
+					name = "  CPU time (user+system) of one append process"
 				}
 				fmt.Printf("  %-68s %7.2f%-3s %7.2f%-3s %7.2f%-3s (%d)\n", name, v[len(v)/2], unit, v[len(v)/10], unit, v[len(v)*9/10], unit, len(v))
 			}
@@ -322,7 +324,8 @@ func (m *measurer) run(c string) (time.Duration, error) {
 			return 0, err
 		}
 		ls := sortedDurations(r.latencies)
-		for k, v := range map[string]float64{"rate": r.rate(), "p50": msf(pct(ls, 50)), "p99": msf(pct(ls, 99)), "max": msf(ls[len(ls)-1])} {
+		for k, v := range map[string]float64{"rate": r.rate(), "p50": msf(pct(ls, 50)), "p99": msf(pct(ls, 99)), "max": msf(ls[len(ls)-1]),
+			"cpu": msf(r.cpu / time.Duration(max(r.appends, 1)))} {
 			m.samples["writers."+k] = append(m.samples["writers."+k], sample{m.round, v})
 		}
 		// The next case must not run beside the writers' background pack.

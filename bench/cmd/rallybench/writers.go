@@ -22,6 +22,7 @@ type writersResult struct {
 	appends   int
 	wall      time.Duration
 	latencies []time.Duration // every command, whole process
+	cpu       time.Duration   // user + system time of every command
 }
 
 func (r writersResult) rate() float64 { return float64(r.appends) / r.wall.Seconds() }
@@ -45,8 +46,9 @@ func runWriters(args []string) error {
 			return err
 		}
 		ls := sortedDurations(r.latencies)
-		fmt.Printf("%d writers x %d appends: %d appends in %s = %.1f appends/s, latency p50 %s p99 %s max %s\n",
-			*n, *each, r.appends, r.wall.Round(time.Millisecond), r.rate(), msStr(pct(ls, 50)), msStr(pct(ls, 99)), msStr(ls[len(ls)-1]))
+		fmt.Printf("%d writers x %d appends: %d appends in %s = %.1f appends/s, latency p50 %s p99 %s max %s; CPU %s per append\n",
+			*n, *each, r.appends, r.wall.Round(time.Millisecond), r.rate(), msStr(pct(ls, 50)), msStr(pct(ls, 99)), msStr(ls[len(ls)-1]),
+			msStr(r.cpu/time.Duration(max(r.appends, 1))))
 	}
 	if err := waitRepack(filepath.Join(*dir, ".git")); err != nil {
 		return err
@@ -94,9 +96,10 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 				}
 				argv = append(argv, "--tool", tool, "--json")
 				t := time.Now()
-				ids, err := appendProc(dir, env, bin, argv...)
+				ids, cpu, err := appendProc(dir, env, bin, argv...)
 				d := time.Since(t)
 				mu.Lock()
+				res.cpu += cpu
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("writer %d, append %d: %w", w, i, err)
 				}
@@ -135,28 +138,29 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 
 // appendProc runs one writing command with --json and returns the ids of
 // the facts it wrote.
-func appendProc(dir string, env []string, bin string, args ...string) ([]string, error) {
+func appendProc(dir string, env []string, bin string, args ...string) ([]string, time.Duration, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("git-rally %s: %v: %s", strings.Join(args, " "), err, errb.String())
+		return nil, 0, fmt.Errorf("git-rally %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var r struct {
 		Facts []struct {
 			ID string `json:"id"`
 		} `json:"facts"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Facts) == 0 {
-		return nil, fmt.Errorf("git-rally %s: no facts in %q", strings.Join(args, " "), out.String())
+		return nil, cpu, fmt.Errorf("git-rally %s: no facts in %q", strings.Join(args, " "), out.String())
 	}
 	ids := make([]string, len(r.Facts))
 	for i, f := range r.Facts {
 		ids[i] = f.ID
 	}
-	return ids, nil
+	return ids, cpu, nil
 }
 
 // ledgerIDs lists the fact ids in the ledger's tree, with git.
