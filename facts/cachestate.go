@@ -94,27 +94,27 @@ func decodeState(d *decoder) (*State, *cacheFile) {
 	return st, cf
 }
 
-// contentName names a cache file by its payload: a file of that name
-// never changes, so a writer that finds it writes nothing.
+// contentName names a cache file by its payload, so a state names exactly
+// the claims or handoffs it was saved with.
 func contentName(prefix string, payload []byte) string {
 	sum := sha256.Sum256(payload)
 	return prefix + hex.EncodeToString(sum[:10]) + ".bin"
 }
 
-// writeNamed writes a sealed file under its content name unless it is
-// there, then removes the other files of that prefix but keep.
+// writeNamed writes a sealed file under its content name, then removes the
+// other files of that prefix but keep. A file of that name is replaced,
+// not trusted: it may be the damaged copy that sent a reader to rebuild.
+// Its content is the same, so a reader holding it reads the same claims.
 func (c *cache) writeNamed(prefix, kind string, payload []byte, keep string) (string, error) {
 	name := contentName(prefix, payload)
 	p := filepath.Join(c.dir, name)
-	if _, err := os.Stat(p); err != nil {
-		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-		if err := os.WriteFile(tmp, seal(payload, kind, ""), 0o666); err != nil {
-			return "", err
-		}
-		if err := os.Rename(tmp, p); err != nil {
-			os.Remove(tmp)
-			return "", err
-		}
+	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+	if err := os.WriteFile(tmp, seal(payload, kind, ""), 0o666); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, p); err != nil {
+		os.Remove(tmp)
+		return "", err
 	}
 	// Files older than the one the previous state named go: a reader may
 	// hold that state still.

@@ -751,6 +751,9 @@ func (l *Ledger) findPrefix(prefix string) ([]*Fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	if found, ok := l.cache.indexPrefix(st, prefix); ok {
+		return found, nil
+	}
 	var found []*Fact
 	if data, ok := l.cache.mirrorBytes(st); ok {
 		needle := []byte(prefix) // may also hit a ref; the decode below checks the id
@@ -764,6 +767,7 @@ func (l *Ledger) findPrefix(prefix string) ([]*Fact, error) {
 			if !bytes.Contains(line, needle) {
 				continue
 			}
+			linesDecoded.Add(1)
 			if f, err := Parse(line); err == nil && strings.HasPrefix(f.ID, prefix) {
 				found = append(found, f)
 			}

@@ -49,7 +49,8 @@ func TestCodexUpgrade(t *testing.T) {
 	}
 	check(t, allTrusted, "codex upgrade: Codex trusts the 4 approved old lines", before)
 
-	r.rally("hooks", "install", "--codex")
+	out := r.rally("hooks", "install", "--codex")
+	check(t, strings.Contains(out, "Codex skips them until you approve them again"), "codex upgrade: hooks install says Codex wants the changed hooks approved again", out)
 	after, n := trust()
 	same, held := n == 4, n == 4
 	for k, v := range after {
