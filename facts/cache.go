@@ -102,19 +102,11 @@ func (c *cache) load() *State {
 		}
 	}
 	if cf.ClaimsFile != "" {
-		sealed, err := os.ReadFile(filepath.Join(c.dir, cf.ClaimsFile))
-		if err != nil {
+		base := openClaimsFile(filepath.Join(c.dir, cf.ClaimsFile), cf.ClaimsSum)
+		if base == nil {
 			return nil
 		}
-		cb, _, sum, ok := openSealedSum(sealed, "claims")
-		if !ok || sum != cf.ClaimsSum {
-			return nil
-		}
-		base, ok := openClaimBase(cb)
-		if !ok {
-			return nil
-		}
-		base.name, base.sum = cf.ClaimsFile, cf.ClaimsSum
+		base.name = cf.ClaimsFile
 		for i := range cf.State.Claims.gone {
 			if int(i) >= base.len() {
 				return nil
