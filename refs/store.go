@@ -69,7 +69,10 @@ type Store struct {
 	CommonDir string
 	// Signer, when set, signs every commit the store writes (sign.go).
 	Signer Signer
-	s      *filesystem.Storage
+	// Fsync is what the store fsyncs, as git's core.fsync (FsyncOf);
+	// the zero value is git's default: no loose object, no ref.
+	Fsync Fsync
+	s     *filesystem.Storage
 	// journal lists every object put since the last Ensure, with its
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.
@@ -128,7 +131,7 @@ func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte)
 		if _, err := os.Lstat(final); err == nil {
 			return nil // content-addressed: already there
 		}
-		err := writeOnce(dir, final, t, data)
+		err := writeOnce(dir, final, t, data, st.Fsync.Objects)
 		// `git prune` (git gc) removes temporary object files, and
 		// `git prune-packed` empty fan-out directories, under a writer:
 		// start again.
@@ -138,12 +141,15 @@ func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte)
 	}
 }
 
-func writeOnce(dir, final string, t plumbing.ObjectType, data []byte) error {
+func writeOnce(dir, final string, t plumbing.ObjectType, data []byte, sync bool) error {
 	f, err := createTemp(dir, "tmp_obj_")
 	if err != nil {
 		return fmt.Errorf("writing %s object: %w", t, err)
 	}
 	werr := encodeLoose(f, t, data)
+	if werr == nil && sync {
+		werr = f.Sync()
+	}
 	if err := f.Close(); werr == nil {
 		werr = err
 	}
