@@ -3,17 +3,24 @@ package hooks
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // Codex's project configuration is TOML. Rally edits it as text, a table
 // at a time, so everything else in the file keeps its bytes: a table runs
 // from its header line to the next header line.
 
+// The patterns are compiled on first use: a hook that never reads a TOML
+// file does not pay for them.
 var (
-	tomlHeader   = regexp.MustCompile(`^\s*\[\[?\s*[A-Za-z0-9_\-."' ]+\s*\]\]?\s*(#.*)?$`)
-	tomlRally    = regexp.MustCompile(`^\s*\[\s*mcp_servers\s*\.\s*("rally"|'rally'|rally)\s*(\]|\.)`)
-	tomlRallyCmd = regexp.MustCompile(`(?m)^\s*(command\s*=\s*"git"\s*$|command\s*=\s*"git-rally"|args\s*=\s*\[\s*"rally")`)
+	tomlHeader   = lazyRE(`^\s*\[\[?\s*[A-Za-z0-9_\-."' ]+\s*\]\]?\s*(#.*)?$`)
+	tomlRally    = lazyRE(`^\s*\[\s*mcp_servers\s*\.\s*("rally"|'rally'|rally)\s*(\]|\.)`)
+	tomlRallyCmd = lazyRE(`(?m)^\s*(command\s*=\s*"git"\s*$|command\s*=\s*"git-rally"|args\s*=\s*\[\s*"rally")`)
 )
+
+func lazyRE(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // tomlSection finds rally's table (with its sub-tables) as line indexes
 // [start, end), or start -1.
@@ -21,9 +28,9 @@ func tomlSection(lines []string) (int, int) {
 	start := -1
 	for i, l := range lines {
 		switch {
-		case start < 0 && tomlRally.MatchString(l):
+		case start < 0 && tomlRally().MatchString(l):
 			start = i
-		case start >= 0 && tomlHeader.MatchString(l) && !tomlRally.MatchString(l):
+		case start >= 0 && tomlHeader().MatchString(l) && !tomlRally().MatchString(l):
 			return start, i
 		}
 	}
@@ -48,7 +55,7 @@ func tomlState(content []byte, block string) string {
 	if strings.TrimSpace(sec) == strings.TrimSpace(block) {
 		return StateInstalled
 	}
-	if tomlRallyCmd.MatchString(sec) {
+	if tomlRallyCmd().MatchString(sec) {
 		return StateOutdated
 	}
 	return StateNotInstalled
@@ -63,7 +70,7 @@ func tomlInstall(sf settingsFile, mf mcpFile) ([]byte, error) {
 		if strings.TrimSpace(sec) == strings.TrimSpace(mf.toml) {
 			return nil, nil
 		}
-		if !tomlRallyCmd.MatchString(sec) {
+		if !tomlRallyCmd().MatchString(sec) {
 			return nil, &otherServerError{sf.shown}
 		}
 		// An older entry of rally's: replace it in place.
@@ -89,7 +96,7 @@ func tomlInstall(sf settingsFile, mf mcpFile) ([]byte, error) {
 func tomlRemove(content []byte) []byte {
 	lines := splitLines(content)
 	start, end := tomlSection(lines)
-	if start < 0 || !tomlRallyCmd.MatchString(strings.Join(lines[start:end], "")) {
+	if start < 0 || !tomlRallyCmd().MatchString(strings.Join(lines[start:end], "")) {
 		return nil
 	}
 	// The blank line install put before the table goes with it.

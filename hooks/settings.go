@@ -300,7 +300,7 @@ func holdsRally(content []byte, toml bool) bool {
 	if toml {
 		lines := splitLines(content)
 		start, end := tomlSection(lines)
-		return start >= 0 && tomlRallyCmd.MatchString(strings.Join(lines[start:end], ""))
+		return start >= 0 && tomlRallyCmd().MatchString(strings.Join(lines[start:end], ""))
 	}
 	doc, err := parseObject(content)
 	if err != nil {
