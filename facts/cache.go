@@ -399,53 +399,51 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 	if err := os.MkdirAll(c.dir, 0o777); err != nil {
 		return
 	}
-	cf := cacheFile{State: st}
+	var mg mirrorGen
 	if c.saved != nil && !full && c.saved.State != nil {
-		cf.Gen, cf.MirrorLen, cf.MirrorSum = c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum
-		mf, err := os.OpenFile(c.mirrorPath(cf.Gen), os.O_RDWR, 0o666)
+		mg = mirrorGen{c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum}
+		mf, err := os.OpenFile(c.mirrorPath(mg.gen), os.O_RDWR, 0o666)
 		if err != nil {
-			full = true
-		} else {
-			if fi, err := mf.Stat(); err != nil || fi.Size() < cf.MirrorLen {
-				full = true
-			} else {
-				var buf bytes.Buffer
-				for _, f := range sortedCopy(fs) {
-					buf.Write(f.Raw)
-				}
-				if mf.Truncate(cf.MirrorLen) != nil {
-					full = true
-				} else if _, err := mf.WriteAt(buf.Bytes(), cf.MirrorLen); err != nil {
-					full = true
-				} else {
-					cf.MirrorLen += int64(buf.Len())
-					cf.MirrorSum = crc32.Update(cf.MirrorSum, crcTable, buf.Bytes())
-				}
-			}
-			mf.Close()
-		}
-		if full {
 			return // keep the old state; the next reader rebuilds
-		}
-	}
-	if full {
-		gen := 1
-		if c.saved != nil {
-			gen = c.saved.Gen + 1
-		} else if old := c.loadGen(); old > 0 {
-			gen = old + 1
 		}
 		var buf bytes.Buffer
 		for _, f := range sortedCopy(fs) {
 			buf.Write(f.Raw)
 		}
-		tmp := c.mirrorPath(gen) + ".tmp"
-		if os.WriteFile(tmp, buf.Bytes(), 0o666) != nil || os.Rename(tmp, c.mirrorPath(gen)) != nil {
+		fi, err := mf.Stat()
+		ok := err == nil && fi.Size() >= mg.n && mf.Truncate(mg.n) == nil
+		if ok {
+			_, err = mf.WriteAt(buf.Bytes(), mg.n)
+			ok = err == nil
+		}
+		mf.Close()
+		if !ok {
 			return
 		}
-		cf.Gen, cf.MirrorLen, cf.MirrorSum = gen, int64(buf.Len()), crc32.Checksum(buf.Bytes(), crcTable)
-		c.removeGensBefore(gen - 1)
+		mg.n += int64(buf.Len())
+		mg.sum = crc32.Update(mg.sum, crcTable, buf.Bytes())
+	} else if full {
+		var err error
+		mg, err = c.writeMirror(func(w io.Writer) error {
+			for _, f := range sortedCopy(fs) {
+				w.Write(f.Raw)
+			}
+			return nil
+		})
+		if err != nil {
+			return
+		}
+	} else {
+		return // no mirror to add to: the next reader rebuilds
 	}
+	c.saveWith(st, mg)
+}
+
+// saveWith records st with the mirror generation mg, which holds its
+// facts.
+func (c *cache) saveWith(st *State, mg mirrorGen) {
+	cf := cacheFile{State: st}
+	cf.Gen, cf.MirrorLen, cf.MirrorSum = mg.gen, mg.n, mg.sum
 	trees := map[refs.Hash][]refs.Entry{}
 	for _, h := range c.headPath(st.Tree) {
 		if es := c.trees[h]; len(es) <= maxTreeEntries {

@@ -39,6 +39,9 @@ func (e *encoder) strs(ss []string) {
 type decoder struct {
 	b   []byte
 	bad bool
+	// src, when set, holds the same bytes as b did at the start: strings
+	// are cut from it instead of each allocated on its own.
+	src string
 }
 
 func (d *decoder) uint() uint64 {
@@ -84,7 +87,19 @@ func (d *decoder) bytes() []byte {
 	return out
 }
 
-func (d *decoder) str() string { return string(d.bytes()) }
+func (d *decoder) str() string {
+	if d.src == "" {
+		return string(d.bytes())
+	}
+	n := d.uint()
+	if n > uint64(len(d.b)) {
+		d.fail()
+		return ""
+	}
+	start := len(d.src) - len(d.b)
+	d.b = d.b[n:]
+	return d.src[start : start+int(n)]
+}
 
 func (d *decoder) bool() bool {
 	if len(d.b) == 0 {
@@ -244,6 +259,14 @@ func (d *decoder) fact() *Fact {
 		return nil
 	}
 	f := &Fact{}
+	if !d.factInto(f) {
+		return nil
+	}
+	return f
+}
+
+// factInto decodes the fields of a present fact into f.
+func (d *decoder) factInto(f *Fact) bool {
 	for !d.bad {
 		tag := d.uint()
 		if tag == ftEnd || d.bad {
@@ -314,10 +337,7 @@ func (d *decoder) fact() *Fact {
 			d.fail()
 		}
 	}
-	if d.bad {
-		return nil
-	}
-	return f
+	return !d.bad
 }
 
 func encFact(e *encoder, f *Fact) { e.fact(f) }

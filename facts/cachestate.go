@@ -164,9 +164,7 @@ func (c *cache) saveClaims(st *State) (string, uint32, error) {
 		return "", 0, fmt.Errorf("internal: claims file does not open")
 	}
 	nb.name, nb.sum = name, crcOf(payload)
-	for i, f := range all { // encodeClaimBase sorted all as the records are
-		nb.memo[uint32(i)] = f
-	}
+	nb.memo = all // encodeClaimBase sorted all as the records are
 	st.Claims = ClaimSet{base: nb}
 	return name, nb.sum, nil
 }

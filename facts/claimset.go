@@ -39,6 +39,9 @@ func (c *ClaimSet) Len() int { return c.base.len() - len(c.gone) + len(c.added) 
 
 // All returns every open claim in (clock, id) order.
 func (c *ClaimSet) All() []*Fact {
+	if c.base.len() > 0 {
+		c.base.decodeAll()
+	}
 	out := make([]*Fact, 0, c.Len())
 	for i := 0; i < c.base.len(); i++ {
 		if !c.gone[uint32(i)] {
@@ -222,7 +225,7 @@ type claimBase struct {
 	b          []byte
 	nrec, nkey int
 	mu         sync.Mutex
-	memo       map[uint32]*Fact
+	memo       []*Fact // decoded records, allocated on first use
 	damaged    atomic.Bool
 	name       string // the cache file it came from
 	sum        uint32 // its payload's CRC-32
@@ -290,7 +293,7 @@ func openClaimBase(b []byte) (*claimBase, bool) {
 	if uint64(nrec)+uint64(nkey)+2 > uint64(len(b)-8)/4 {
 		return nil, false
 	}
-	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey), memo: map[uint32]*Fact{}}, true
+	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey)}, true
 }
 
 func (cb *claimBase) len() int {
@@ -300,19 +303,27 @@ func (cb *claimBase) len() int {
 	return cb.nrec
 }
 
-// span returns entry i of the offset table at off with n entries (n+1
+// span returns entry i of the offset table at table with n entries (n+1
 // offsets), nil when the table is damaged.
 func (cb *claimBase) span(table, n, i int) []byte {
-	if i < 0 || i >= n {
+	lo, hi, ok := cb.bounds(table, n, i)
+	if !ok {
 		return nil
+	}
+	return cb.b[lo:hi]
+}
+
+func (cb *claimBase) bounds(table, n, i int) (int, int, bool) {
+	if i < 0 || i >= n {
+		return 0, 0, false
 	}
 	at := table + 4*i
 	lo, hi := binary.LittleEndian.Uint32(cb.b[at:]), binary.LittleEndian.Uint32(cb.b[at+4:])
 	if lo > hi || int(hi) > len(cb.b) {
 		cb.damaged.Store(true)
-		return nil
+		return 0, 0, false
 	}
-	return cb.b[lo:hi]
+	return int(lo), int(hi), true
 }
 
 func (cb *claimBase) keyTable() int { return 8 + 4*(cb.nrec+1) }
@@ -379,20 +390,65 @@ func (cb *claimBase) find(id string) (uint32, bool) {
 func (cb *claimBase) fact(i uint32) *Fact {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	if f, ok := cb.memo[i]; ok {
+	if int(i) >= cb.nrec {
+		return nil
+	}
+	if cb.memo == nil {
+		cb.memo = make([]*Fact, cb.nrec)
+	}
+	if f := cb.memo[i]; f != nil {
 		return f
 	}
 	r := cb.span(8, cb.nrec, int(i))
-	d := decoder{b: r}
-	f := d.fact()
-	if f == nil || d.bad || len(d.b) != 0 {
-		// The file passed its checksum: only a bug gets here. The
-		// projection is not saved (State.damaged).
-		cb.damaged.Store(true)
+	f := &Fact{}
+	if !cb.decode(r, string(r), f) {
 		return nil
+	}
+	cb.memo[i] = f
+	return f
+}
+
+// decodeAll decodes every record not decoded yet, their strings cut
+// from one copy of the records and their facts from one allocation: what
+// a room, which shows every claim, needs.
+func (cb *claimBase) decodeAll() {
+	cb.mu.Lock()
+	defer cb.mu.Unlock()
+	if cb.memo == nil {
+		cb.memo = make([]*Fact, cb.nrec)
+	}
+	lo, _, ok1 := cb.bounds(8, cb.nrec, 0)
+	_, hi, ok2 := cb.bounds(8, cb.nrec, cb.nrec-1)
+	if !ok1 || !ok2 || lo > hi {
+		return
+	}
+	src := string(cb.b[lo:hi])
+	slab := make([]Fact, cb.nrec)
+	for i := range cb.memo {
+		if cb.memo[i] != nil {
+			continue
+		}
+		a, b, ok := cb.bounds(8, cb.nrec, i)
+		if !ok || a < lo || b > hi {
+			cb.damaged.Store(true)
+			continue
+		}
+		if cb.decode(cb.b[a:b], src[a-lo:b-lo], &slab[i]) {
+			cb.memo[i] = &slab[i]
+		}
+	}
+}
+
+// decode decodes record r (src holds the same bytes) into f.
+func (cb *claimBase) decode(r []byte, src string, f *Fact) bool {
+	d := decoder{b: r, src: src}
+	if !d.bool() || !d.factInto(f) || len(d.b) != 0 {
+		// The file passed its checksum: only a bug gets here. The
+		// projection is not saved (State.Damaged).
+		cb.damaged.Store(true)
+		return false
 	}
 	ClaimsDecoded.Add(1)
 	ClaimBytesDecoded.Add(int64(len(r)))
-	cb.memo[i] = f
-	return f
+	return true
 }

@@ -197,10 +197,56 @@ func TestCodecNeverPanics(t *testing.T) {
 			for j := 0; j < cb.len() && j < 4; j++ {
 				cb.fact(uint32(j))
 			}
+			cb.decodeAll()
 		}
 	}
 	keys := sortedKeys(map[string]int{"b": 1, "a": 2})
 	if !sort.StringsAreSorted(keys) {
 		t.Error("keys not sorted")
+	}
+}
+
+// BenchmarkOpenClaims reads the room, and appends a claim and its release,
+// each through a fresh Ledger (as a new process would), with few and with
+// many open claims: go test ./facts -run X -bench OpenClaims.
+func BenchmarkOpenClaims(b *testing.B) {
+	for _, open := range []int{20, 1619} {
+		now := t0
+		_, cs := network(b, 1, &now)
+		c := cs[0]
+		for done := 0; done < open; done += 200 {
+			if _, err := c.ledger(b).Append(manyClaims(fmt.Sprint("c", done), min(200, open-done))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		c.state(b)
+		b.Run(fmt.Sprintf("room/%d", open), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				l := c.ledger(b)
+				st, err := l.Read()
+				if err != nil {
+					b.Fatal(err)
+				}
+				st.Room(now)
+				l.Close()
+			}
+		})
+		b.Run(fmt.Sprintf("claim/%d", open), func(b *testing.B) {
+			for i := 0; i < b.N; i++ {
+				p := fmt.Sprintf("file:bench/%d.go", i)
+				l := c.ledger(b)
+				if _, err := l.Append(Claim(ClaimRequest{Owner: Owner{Tool: "x"}, Scopes: []string{p}})); err != nil {
+					b.Fatal(err)
+				}
+				l.Close()
+				b.StopTimer()
+				l = c.ledger(b)
+				if _, err := l.Append(Release(Owner{Tool: "x"}, nil, []string{p}, "")); err != nil {
+					b.Fatal(err)
+				}
+				l.Close()
+				b.StartTimer()
+			}
+		})
 	}
 }

@@ -16,10 +16,14 @@ type claimIndex struct {
 	exact    map[string][]int // kind:value of non-path scopes -> claim positions
 	byPrefix map[string][]int // literal prefix of path scopes -> claim positions
 	prefixes []string         // the keys of byPrefix, sorted
+	// seen[i] == round marks claim i found in the current candidates
+	// call: one slice for all calls instead of a map per call.
+	seen  []int
+	round int
 }
 
 func newClaimIndex(claims []*Fact) *claimIndex {
-	ix := &claimIndex{exact: map[string][]int{}, byPrefix: map[string][]int{}}
+	ix := &claimIndex{exact: map[string][]int{}, byPrefix: map[string][]int{}, seen: make([]int, len(claims))}
 	for i, c := range claims {
 		for _, raw := range c.Scopes {
 			s := ParseCanonical(raw)
@@ -56,12 +60,12 @@ func scopePrefix(s Scope) string {
 // candidates returns, in ascending order, the positions of claims that may
 // overlap c.
 func (ix *claimIndex) candidates(c *Fact) []int {
-	seen := map[int]bool{}
+	ix.round++
 	var out []int
 	add := func(is []int) {
 		for _, i := range is {
-			if !seen[i] {
-				seen[i] = true
+			if ix.seen[i] != ix.round {
+				ix.seen[i] = ix.round
 				out = append(out, i)
 			}
 		}
@@ -74,15 +78,10 @@ func (ix *claimIndex) candidates(c *Fact) []int {
 		}
 		p := scopePrefix(s)
 		// Prefixes that contain p: p itself and each ancestor, up to ".".
-		for a := p; ; {
+		for a := p; ; a = parentPrefix(a) {
 			add(ix.byPrefix[a])
 			if a == "." {
 				break
-			}
-			if i := strings.LastIndexByte(a, '/'); i >= 0 {
-				a = a[:i]
-			} else {
-				a = "."
 			}
 		}
 		// Prefixes that p contains.

@@ -185,6 +185,9 @@ func (f *Fact) Seal() {
 
 // Parse reads one stored line.
 func Parse(line []byte) (*Fact, error) {
+	if f, ok := parseFast(line); ok {
+		return f, nil
+	}
 	var f Fact
 	if err := json.Unmarshal(line, &f); err != nil {
 		return nil, fmt.Errorf("parsing fact: %w", err)
@@ -195,6 +198,18 @@ func Parse(line []byte) (*Fact, error) {
 	f.Raw = append([]byte(nil), bytes.TrimRight(line, "\n")...)
 	f.Raw = append(f.Raw, '\n')
 	return &f, nil
+}
+
+// parseFast is Parse of a canonical line (fastjson.go).
+func parseFast(line []byte) (*Fact, bool) {
+	b := bytes.TrimRight(line, "\n")
+	f, _, ok := fastDecode(b)
+	if !ok || f.ID == "" || f.Kind == "" {
+		return nil, false
+	}
+	f.Raw = append(make([]byte, 0, len(b)+1), b...)
+	f.Raw = append(f.Raw, '\n')
+	return f, true
 }
 
 // Known reports whether the kind is one this version knows.

@@ -36,6 +36,11 @@ type Corrupt struct {
 // not known).
 func checkStored(f *Fact, line []byte, name string) *Corrupt {
 	id, err := storedID(f, line)
+	return checkStoredID(f, id, err, name)
+}
+
+// checkStoredID is checkStored once the line's id is computed.
+func checkStoredID(f *Fact, id string, err error, name string) *Corrupt {
 	if err != nil || id != f.ID {
 		return &Corrupt{"bad-id", fmt.Sprintf("fact %s: its content hashes to %s", Sanitize(f.ID, 40), id)}
 	}

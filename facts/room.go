@@ -81,9 +81,21 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 	claims := s.SortedClaims()
 	out := make([]ClaimView, 0, len(claims))
 	ix := newClaimIndex(claims)
+	type seen struct {
+		last  time.Time
+		ok    bool
+		state string
+	}
+	owners := map[Owner]seen{} // a few owners hold most claims
 	for i, c := range claims {
-		exp := s.LeaseExpires(c)
-		v := ClaimView{Fact: c, LeaseExpires: exp, LeaseState: "live", OwnerState: s.OwnerState(c.Owner(), now)}
+		w, ok := owners[c.Owner()]
+		if !ok {
+			w.last, w.ok = s.LastSeen(c.Owner())
+			w.state = s.OwnerState(c.Owner(), now)
+			owners[c.Owner()] = w
+		}
+		exp := leaseExpires(c, w.last, w.ok)
+		v := ClaimView{Fact: c, LeaseExpires: exp, LeaseState: "live", OwnerState: w.state}
 		if !now.Before(exp) {
 			v.LeaseState = "expired"
 		}

@@ -76,9 +76,15 @@ func (s *State) OwnerState(o Owner, now time.Time) string {
 // the later of the claim's own time and its owner's latest fact, so the
 // owner's activity renews it without any renewal fact.
 func (s *State) LeaseExpires(c *Fact) time.Time {
+	last, ok := s.LastSeen(c.Owner())
+	return leaseExpires(c, last, ok)
+}
+
+// leaseExpires is LeaseExpires with the owner's latest fact looked up.
+func leaseExpires(c *Fact, last time.Time, seen bool) time.Time {
 	from := c.Time()
-	if t, ok := s.LastSeen(c.Owner()); ok && t.After(from) {
-		from = t
+	if seen && last.After(from) {
+		from = last
 	}
 	lease := time.Duration(c.LeaseS) * time.Second
 	if lease <= 0 {

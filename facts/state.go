@@ -218,18 +218,7 @@ func BuildAt(all []*Fact, horizon time.Time) *State {
 		}
 	}
 	for _, f := range all {
-		if s.held(f) {
-			continue
-		}
-		s.count(f)
-		if _, gone := s.Retraction[f.ID]; gone {
-			s.supersede(f) // a retracted renewal still ends the claim it renewed
-			continue
-		}
-		if f.Kind == KindRetract {
-			continue
-		}
-		s.apply(f)
+		s.build(f)
 	}
 	s.forget()
 	return s

@@ -187,3 +187,27 @@ func benchRepo(b *testing.B, claims int) (string, refs.Hash) {
 	head, _ := l.Head()
 	return repo, head
 }
+
+// BenchmarkPreToolUseInProcess is the hook's own work per tool call, with
+// the process start-up left out: an Edit of a file the caller holds, on
+// the 10,000-fact ledger.
+//
+//	go test ./hooks -run '^$' -bench PreToolUseInProcess
+func BenchmarkPreToolUseInProcess(b *testing.B) {
+	repo, _ := benchRepo(b, 1)
+	in := []byte(fmt.Sprintf(`{"session_id":"benchme1-0000-4000-8000-000000000000","cwd":%q,"hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"}}`,
+		repo, filepath.Join(repo, "src", "me", "file0.go")))
+	env := func(k string) string { return map[string]string{"RALLY_AUTOPACK": "0"}[k] }
+	now := benchT0.Add(time.Minute)
+	run := func() {
+		ans := Handle(Invocation{Host: Claude, Event: "pre-tool-use", Input: in, Dir: repo, Getenv: env, Now: now})
+		if len(ans.Stdout)+len(ans.Stderr) > 0 {
+			b.Fatalf("hook: %s %s", ans.Stdout, ans.Stderr)
+		}
+	}
+	run() // the projection cache
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		run()
+	}
+}

@@ -48,8 +48,9 @@ func SessionTool(host, id string) (string, bool) {
 
 // A host that hands its MCP servers no session id (Codex clears their
 // environment) still starts them and its hooks as children of one
-// process. Each hook that names itself after the host's session notes
-// that name under the host process (hosts/<pid>-<start time>, so a reused
+// process. The hooks that begin a session or a turn (session start, prompt
+// submit), when they name themselves after the host's session, note that
+// name under the host process (hosts/<pid>-<start time>, so a reused
 // pid is another process); the MCP server reads the note of its own host.
 
 // passThrough are the programs between a host and rally: a shell running a

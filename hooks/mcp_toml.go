@@ -10,15 +10,15 @@ import (
 // at a time, so everything else in the file keeps its bytes: a table runs
 // from its header line to the next header line.
 
-// The patterns are compiled on first use: a hook that never reads a TOML
-// file does not pay for them.
+// The patterns are compiled on first use: every git-rally process links
+// this package, few edit a config.toml.
 var (
-	tomlHeader   = lazyRE(`^\s*\[\[?\s*[A-Za-z0-9_\-."' ]+\s*\]\]?\s*(#.*)?$`)
-	tomlRally    = lazyRE(`^\s*\[\s*mcp_servers\s*\.\s*("rally"|'rally'|rally)\s*(\]|\.)`)
-	tomlRallyCmd = lazyRE(`(?m)^\s*(command\s*=\s*"git"\s*$|command\s*=\s*"git-rally"|args\s*=\s*\[\s*"rally")`)
+	tomlHeader   = lazyRegexp(`^\s*\[\[?\s*[A-Za-z0-9_\-."' ]+\s*\]\]?\s*(#.*)?$`)
+	tomlRally    = lazyRegexp(`^\s*\[\s*mcp_servers\s*\.\s*("rally"|'rally'|rally)\s*(\]|\.)`)
+	tomlRallyCmd = lazyRegexp(`(?m)^\s*(command\s*=\s*"git"\s*$|command\s*=\s*"git-rally"|args\s*=\s*\[\s*"rally")`)
 )
 
-func lazyRE(expr string) func() *regexp.Regexp {
+func lazyRegexp(expr string) func() *regexp.Regexp {
 	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
 }
 

@@ -68,6 +68,7 @@ func Handle(inv Invocation) (ans Answer) {
 	a := &agentRun{inv: inv, host: host, p: p}
 	switch ev {
 	case normEvent(host.start), "sessionstart":
+		a.noteHost = true
 		return a.sessionStart()
 	case normEvent(host.preTool), "pretooluse":
 		return a.preToolUse()
@@ -83,6 +84,7 @@ func Handle(inv Invocation) (ans Answer) {
 		if host.name == Cursor {
 			return a.quiet() // beforeSubmitPrompt cannot add context
 		}
+		a.noteHost = true
 		return a.promptSubmit()
 	case normEvent(host.end), "sessionend":
 		return a.sessionEnd()
@@ -110,6 +112,11 @@ type agentRun struct {
 	me     facts.Owner
 	dirs   map[string]bool // repository paths of the call that are directories
 	stderr strings.Builder
+	// noteHost: this event notes the identity under the host process, for
+	// the MCP server the host starts. The events that begin a session or
+	// a turn do; the ones before and after every tool call need not read
+	// /proc again.
+	noteHost bool
 }
 
 func (a *agentRun) warn(format string, args ...any) {
@@ -188,7 +195,9 @@ func (a *agentRun) open() error {
 			return fmt.Errorf("no RALLY_TOOL and no session id from %s", a.host.name)
 		}
 		a.me.Tool = a.host.tool + ":" + tag
-		rememberHost(r, a.me.Tool) // for the MCP server the same host starts
+		if a.noteHost {
+			rememberHost(r, a.me.Tool) // for the MCP server the same host starts
+		}
 	}
 	if a.me.Session == "" {
 		a.me.Session = worktree.SessionName(r)
@@ -226,7 +235,9 @@ func (a *agentRun) repoPaths(raw []string) []string {
 		dir := nearestDir(filepath.Dir(p))
 		root, ok := roots[dir]
 		if !ok {
-			if r, err := worktree.Discover(dir); err == nil && r.CommonDir == a.repo.CommonDir {
+			if top, ok := a.inOwnWorktree(dir); ok {
+				root = top
+			} else if r, err := worktree.Discover(dir); err == nil && r.CommonDir == a.repo.CommonDir {
 				root = r.WorkTree
 			}
 			roots[dir] = root
@@ -247,6 +258,23 @@ func (a *agentRun) repoPaths(raw []string) []string {
 		out = append(out, rel)
 	}
 	return uniquePaths(out)
+}
+
+// inOwnWorktree says whether dir lies in the worktree the hook runs in,
+// with no repository between (no .git, nothing that looks like a git
+// directory): what Discover would find, without reading the repository
+// again. Anything else is left to Discover.
+func (a *agentRun) inOwnWorktree(dir string) (string, bool) {
+	top := a.repo.WorkTree
+	if top == "" || !within(top, dir) {
+		return "", false
+	}
+	for d := dir; d != top; d = filepath.Dir(d) {
+		if exists(filepath.Join(d, ".git")) || exists(filepath.Join(d, "HEAD")) || filepath.Dir(d) == d {
+			return "", false
+		}
+	}
+	return top, true
 }
 
 // nearestDir is dir or its closest existing ancestor: a new file may sit in

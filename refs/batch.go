@@ -3,6 +3,7 @@ package refs
 import (
 	"bufio"
 	"bytes"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"strconv"
@@ -45,19 +46,36 @@ func (st *Store) ReadBlobs(hs []Hash) ([][]byte, error) {
 // and calls fn with each blob's index and content as git writes it; the
 // content is fn's to keep. Memory stays at what fn keeps.
 func (st *Store) StreamBlobs(hs []Hash, fn func(i int, data []byte)) error {
-	var in bytes.Buffer
-	for _, h := range hs {
-		in.WriteString(h.String())
-		in.WriteByte('\n')
-	}
-	return GitStream(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, in.Bytes(), func(r io.Reader) error {
+	return st.StreamBlobsOf(len(hs), func(i int) Hash { return hs[i] }, fn)
+}
+
+// StreamBlobsOf is StreamBlobs of the n blobs hash(0) ... hash(n-1): the
+// ids are written to git as it reads them, never all held as text.
+func (st *Store) StreamBlobsOf(n int, hash func(i int) Hash, fn func(i int, data []byte)) error {
+	pr, pw := io.Pipe()
+	go func() {
+		bw := bufio.NewWriterSize(pw, 64<<10)
+		var line [41]byte
+		line[40] = '\n'
+		for i := 0; i < n; i++ {
+			h := hash(i)
+			hex.Encode(line[:40], h[:])
+			if _, err := bw.Write(line[:]); err != nil {
+				return // git stopped reading; its exit says why
+			}
+		}
+		pw.CloseWithError(bw.Flush())
+	}()
+	defer pr.Close()
+	return gitStreamFrom(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, pr, func(r io.Reader) error {
 		br := bufio.NewReaderSize(r, 256<<10)
-		for i, h := range hs {
-			line, err := br.ReadString('\n')
+		for i := 0; i < n; i++ {
+			h := hash(i)
+			line, err := br.ReadSlice('\n')
 			if err != nil {
 				return fmt.Errorf("cat-file: output ends before %s", h)
 			}
-			hdr := strings.Fields(line)
+			hdr := strings.Fields(string(line))
 			if len(hdr) == 2 && hdr[1] == "missing" {
 				return fmt.Errorf("blob %s: %w", h, ErrNotFound)
 			}
@@ -76,6 +94,45 @@ func (st *Store) StreamBlobs(hs []Hash, fn func(i int, data []byte)) error {
 		}
 		return nil
 	}, "cat-file", "--batch", "--buffer")
+}
+
+// WalkTree calls fn with every entry under tree, subtrees included, in
+// git's order (a tree comes before what it holds, entries of a tree in
+// their stored order), with one `git ls-tree -r -t -z`. path is the
+// entry's path from tree, valid during the call only.
+func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) error {
+	return GitStream(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, nil, func(r io.Reader) error {
+		br := bufio.NewReaderSize(r, 256<<10)
+		for {
+			rec, err := br.ReadSlice(0)
+			if err == bufio.ErrBufferFull {
+				rest, err2 := br.ReadBytes(0)
+				rec, err = append(append([]byte(nil), rec...), rest...), err2
+			}
+			if err == io.EOF && len(rec) == 0 {
+				return nil
+			}
+			if err != nil {
+				return fmt.Errorf("ls-tree: %w", err)
+			}
+			rec = rec[:len(rec)-1]
+			// <mode> SP <type> SP <id> TAB <path>
+			tab := bytes.IndexByte(rec, '\t')
+			meta := rec
+			if tab >= 0 {
+				meta = rec[:tab]
+			}
+			f := bytes.Fields(meta)
+			var h Hash
+			if tab < 0 || len(f) != 3 || len(f[2]) != 40 {
+				return fmt.Errorf("ls-tree: unexpected line %q", rec)
+			}
+			if _, err := hex.Decode(h[:], f[2]); err != nil {
+				return fmt.Errorf("ls-tree: unexpected line %q", rec)
+			}
+			fn(rec[tab+1:], string(f[1]) == "tree", h)
+		}
+	}, "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())
 }
 
 // parseBatch splits `git cat-file --batch` output: for each object a line

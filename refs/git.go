@@ -94,13 +94,18 @@ func GitBackground(dir string, args ...string) error {
 // so a large answer (cat-file --batch of a whole ledger) is consumed
 // while git still produces it, and never held whole.
 func GitStream(dir string, env []string, stdin []byte, read func(io.Reader) error, args ...string) error {
+	return gitStreamFrom(dir, env, bytes.NewReader(stdin), read, args...)
+}
+
+// gitStreamFrom is GitStream with its input read from stdin.
+func gitStreamFrom(dir string, env []string, stdin io.Reader, read func(io.Reader) error, args ...string) error {
 	GitCount++
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
-	cmd.Stdin = bytes.NewReader(stdin)
+	cmd.Stdin = stdin
 	var errb bytes.Buffer
 	cmd.Stderr = &errb
 	out, err := cmd.StdoutPipe()

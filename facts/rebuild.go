@@ -1,0 +1,513 @@
+package facts
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// A rebuild projects every fact of a ledger from scratch without holding
+// them: each fact is decoded and checked once, its stored line copied
+// into an arena of plain bytes and a small key (clock, id, where its line
+// is) kept. The keys are sorted, and the lines are read back in (clock,
+// id) order: written to the new mirror and decoded again, one at a time,
+// into the projection. Memory is the ledger's text plus 40 bytes a fact,
+// not 100k Fact structs and their strings.
+
+// lineKey is one fact of a rebuild.
+type lineKey struct {
+	clock int64
+	id    uint64 // the 16 hex digits of the id: their order is the id's
+	seq   uint64 // order of reading: of duplicates, the first one read wins
+	chunk uint32
+	off   uint32
+	n     uint32
+}
+
+func (a lineKey) cmp(b lineKey) int {
+	switch {
+	case a.clock != b.clock:
+		return cmpInt(a.clock, b.clock)
+	case a.id != b.id:
+		return cmpInt(a.id, b.id)
+	}
+	return cmpInt(a.seq, b.seq)
+}
+
+func cmpInt[T int64 | uint64](a, b T) int {
+	if a < b {
+		return -1
+	}
+	if a > b {
+		return 1
+	}
+	return 0
+}
+
+// arenaChunk is the size of the arena's chunks: a line is never copied
+// again once stored, and the arena never holds a second copy while it
+// grows.
+const arenaChunk = 1 << 20
+
+// lineStore collects the facts of a rebuild.
+type lineStore struct {
+	chunks   [][]byte
+	keys     []lineKey
+	retracts []retractRef
+	// odd is set when a fact's id is not f_ and 16 hex digits (only a
+	// checked fact is stored, so never in practice): the caller then
+	// projects the old way.
+	odd bool
+}
+
+// retractRef is a retraction seen in a rebuild.
+type retractRef struct {
+	key  lineKey
+	id   string
+	ref  string
+	tool string
+}
+
+// add stores f; seq orders duplicates.
+func (ls *lineStore) add(f *Fact, seq uint64) {
+	id, ok := parseFactID(f.ID)
+	if !ok {
+		ls.odd = true
+		return
+	}
+	raw := f.Raw
+	last := len(ls.chunks) - 1
+	if last < 0 || len(ls.chunks[last])+len(raw) > cap(ls.chunks[last]) {
+		ls.chunks = append(ls.chunks, make([]byte, 0, max(arenaChunk, len(raw))))
+		last++
+	}
+	c := ls.chunks[last]
+	k := lineKey{clock: f.Clock, id: id, seq: seq, chunk: uint32(last), off: uint32(len(c)), n: uint32(len(raw))}
+	ls.chunks[last] = append(c, raw...)
+	ls.keys = append(ls.keys, k)
+	if f.Kind == KindRetract && f.Ref != "" {
+		ls.retracts = append(ls.retracts, retractRef{k, f.ID, f.Ref, f.Tool})
+	}
+}
+
+func (ls *lineStore) line(k lineKey) []byte {
+	return ls.chunks[k.chunk][k.off : k.off+k.n]
+}
+
+// parseFactID returns the number an id f_<16 hex digits> spells.
+func parseFactID(id string) (uint64, bool) {
+	if len(id) != 18 || id[:2] != "f_" {
+		return 0, false
+	}
+	var v uint64
+	for i := 2; i < 18; i++ {
+		c := id[i]
+		switch {
+		case c >= '0' && c <= '9':
+			v = v<<4 | uint64(c-'0')
+		case c >= 'a' && c <= 'f':
+			v = v<<4 | uint64(c-'a'+10)
+		default:
+			return 0, false
+		}
+	}
+	return v, true
+}
+
+// sortUnique orders the keys by (clock, id) and drops all but the first
+// read of each id (the same id is the same content, so the same clock:
+// duplicates are neighbours).
+func (ls *lineStore) sortUnique() {
+	slices.SortFunc(ls.keys, lineKey.cmp)
+	out := ls.keys[:0]
+	for i, k := range ls.keys {
+		if i > 0 && k.id == out[len(out)-1].id && k.clock == out[len(out)-1].clock {
+			continue
+		}
+		out = append(out, k)
+	}
+	ls.keys = out
+}
+
+// project builds the projection of the stored facts for a reader whose
+// horizon is hz, exactly as BuildAt does on the same facts, and calls
+// emit with each line in (clock, id) order. It returns errRebuild when a
+// stored line does not decode again (a bug).
+func (ls *lineStore) project(hz time.Time, emit func(line []byte) error) (*State, error) {
+	ls.sortUnique()
+	s := NewState()
+	s.horizon = hz
+	if len(ls.retracts) > 0 {
+		// BuildAt's first pass: a retraction counts when its target
+		// exists and has its author; the first one in order wins.
+		want := map[uint64]string{}
+		for _, r := range ls.retracts {
+			if id, ok := parseFactID(r.ref); ok {
+				want[id] = ""
+			}
+		}
+		found := map[uint64]bool{}
+		for _, k := range ls.keys {
+			if _, ok := want[k.id]; ok {
+				f, err := Parse(ls.line(k))
+				if err != nil {
+					return nil, errRebuild
+				}
+				want[k.id], found[k.id] = f.Tool, true
+			}
+		}
+		rs := ls.retracts
+		slices.SortFunc(rs, func(a, b retractRef) int { return a.key.cmp(b.key) })
+		for _, r := range rs {
+			id, ok := parseFactID(r.ref)
+			if !ok || !found[id] || want[id] != r.tool {
+				continue
+			}
+			if _, done := s.Retraction[r.ref]; !done {
+				s.Retraction[r.ref] = r.id
+			}
+		}
+	}
+	for _, k := range ls.keys {
+		line := ls.line(k)
+		f, err := Parse(line)
+		if err != nil {
+			return nil, errRebuild
+		}
+		if err := emit(line); err != nil {
+			return nil, err
+		}
+		s.build(f)
+	}
+	s.forget()
+	return s, nil
+}
+
+// build applies one fact of a projection built at once, in (clock, id)
+// order, with the retractions already known (BuildAt).
+func (s *State) build(f *Fact) {
+	if s.held(f) {
+		return
+	}
+	s.count(f)
+	if _, gone := s.Retraction[f.ID]; gone {
+		s.supersede(f) // a retracted renewal still ends the claim it renewed
+		return
+	}
+	if f.Kind == KindRetract {
+		return
+	}
+	s.apply(f)
+}
+
+// factBlob is a fact blob of a rebuild: its directory (shared by the
+// blobs of a segment), where its name is in factList.names, and its id.
+type factBlob struct {
+	dir       string
+	name, len uint32
+	hash      refs.Hash
+}
+
+// factList lists the fact blobs of a tree in the order diff gives.
+type factList struct {
+	blobs []factBlob
+	names []byte
+}
+
+func (fl *factList) path(i int) string {
+	b := fl.blobs[i]
+	return b.dir + "/" + string(fl.names[b.name:b.name+b.len])
+}
+
+// listFacts lists the fact blobs under tree with one git ls-tree. Of the
+// trees, it keeps only those along the newest path (the ones the state
+// file carries: cache.headPath), not the whole ledger's.
+func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
+	fl := &factList{}
+	// The newest path: its directories, root first, their ids and
+	// entries. A directory is on it when it is the greatest of its
+	// parent's, and its parent is on it (at the root: facts/).
+	type level struct {
+		path    string
+		hash    refs.Hash
+		entries []refs.Entry
+	}
+	head := []level{{hash: tree}}
+	dir := ""
+	err := l.Store.WalkTree(tree, func(p []byte, isDir bool, h refs.Hash) {
+		parent, name := []byte(nil), p
+		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
+			parent, name = p[:i], p[i+1:]
+		}
+		if string(parent) != dir {
+			dir = string(parent)
+		}
+		d := bytes.Count(parent, []byte("/")) + 1
+		if len(parent) == 0 {
+			d = 0
+		}
+		if d < len(head) && head[d].path == dir {
+			head[d].entries = append(head[d].entries, refs.Entry{Name: string(name), Dir: isDir, Hash: h})
+			if isDir && (d > 0 || string(name) == factsDir) {
+				if d+1 >= len(head) || string(name) > baseName(head[d+1].path) {
+					head = append(head[:d+1], level{path: string(p), hash: h})
+				}
+			}
+		}
+		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+			fl.blobs = append(fl.blobs, factBlob{dir, uint32(len(fl.names)), uint32(len(name)), h})
+			fl.names = append(fl.names, name...)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, lv := range head {
+		l.cache.remember(lv.hash, lv.entries)
+	}
+	return fl, nil
+}
+
+// readStore reads and checks every fact blob under tree into a line
+// store, with the warnings parseBlobs gives, in the same order.
+func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
+	fl, err := l.listFacts(tree)
+	if err != nil {
+		return nil, err
+	}
+	bs := fl.blobs
+	newStore := func() *lineStore { return &lineStore{keys: make([]lineKey, 0, len(bs)+len(bs)/8)} }
+	ls := newStore()
+	warns := map[int][]string{}
+	store := func(i int, fs []*Fact, w []string) {
+		for j, f := range fs {
+			ls.add(f, uint64(i)<<32|uint64(j))
+		}
+		if len(w) > 0 {
+			warns[i] = w
+		}
+	}
+	streamed := false
+	if len(bs) >= refs.BatchThreshold {
+		streamed = l.streamStore(fl, store) == nil
+		if !streamed {
+			ls, warns = newStore(), map[int][]string{}
+		}
+	}
+	if !streamed {
+		for i, b := range bs {
+			data, err := l.Store.ReadBlob(b.hash)
+			if err != nil {
+				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
+				continue
+			}
+			fs, w := parseBlob(fl.path(i), data)
+			store(i, fs, w)
+		}
+	}
+	idx := make([]int, 0, len(warns))
+	for i := range warns {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		l.Warnings = append(l.Warnings, warns[i]...)
+	}
+	return ls, nil
+}
+
+// streamStore reads the blobs with one git cat-file and decodes and
+// checks them on the other cores; store runs on one goroutine.
+func (l *Ledger) streamStore(fl *factList, store func(i int, fs []*Fact, w []string)) error {
+	type job struct {
+		i    int
+		data []byte
+	}
+	type result struct {
+		i  int
+		fs []*Fact
+		w  []string
+	}
+	jobs := make(chan job, 256)
+	results := make(chan result, 256)
+	var wg sync.WaitGroup
+	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range jobs {
+				fs, w := parseBlob(fl.path(j.i), j.data)
+				results <- result{j.i, fs, w}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		for r := range results {
+			store(r.i, r.fs, r.w)
+		}
+		close(done)
+	}()
+	err := l.Store.StreamBlobsOf(len(fl.blobs), func(i int) refs.Hash { return fl.blobs[i].hash },
+		func(i int, data []byte) { jobs <- job{i, data} })
+	close(jobs)
+	wg.Wait()
+	close(results)
+	<-done
+	return err
+}
+
+// rebuildInto projects the facts of ls at horizon hz and writes them, in
+// order, as a new mirror generation; the state is saved with it.
+func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*State, error) {
+	var st *State
+	mg, err := l.cache.writeMirror(func(w io.Writer) error {
+		var err error
+		st, err = ls.project(hz, func(line []byte) error {
+			_, err := w.Write(line)
+			return err
+		})
+		return err
+	})
+	if err != nil && err != errMirrorNotWritten {
+		return nil, err
+	}
+	st.Head, st.Tree = head, tree
+	if err == nil { // else the projection is good, only the cache is not
+		l.cache.saveWith(st, mg)
+	}
+	return st, nil
+}
+
+// errMirrorNotWritten reports a mirror file that could not be written.
+var errMirrorNotWritten = fmt.Errorf("mirror not written")
+
+// mirrorGen is a mirror generation: its number, length and CRC-32C.
+type mirrorGen struct {
+	gen int
+	n   int64
+	sum uint32
+}
+
+// writeMirror writes a new mirror generation with write and removes the
+// generations before the previous one. write's error is returned as is;
+// when the file cannot be written, write still runs (into nothing) and
+// errMirrorNotWritten is returned.
+func (c *cache) writeMirror(write func(io.Writer) error) (mirrorGen, error) {
+	gen := 1
+	if c.saved != nil {
+		gen = c.saved.Gen + 1
+	} else if old := c.loadGen(); old > 0 {
+		gen = old + 1
+	}
+	cw := &crcWriter{}
+	var f *os.File
+	err := os.MkdirAll(c.dir, 0o777)
+	if err == nil {
+		f, err = os.Create(c.mirrorPath(gen) + ".tmp")
+	}
+	var bw *bufio.Writer
+	if err == nil {
+		bw = bufio.NewWriterSize(f, 256<<10)
+		cw.w = bw
+	} else {
+		cw.failed = err
+	}
+	if werr := write(cw); werr != nil {
+		if f != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+		return mirrorGen{}, werr
+	}
+	if f == nil {
+		return mirrorGen{}, errMirrorNotWritten
+	}
+	if cw.failed == nil {
+		cw.failed = bw.Flush()
+	}
+	if err := f.Close(); cw.failed == nil {
+		cw.failed = err
+	}
+	if cw.failed == nil {
+		cw.failed = os.Rename(f.Name(), c.mirrorPath(gen))
+	}
+	if cw.failed != nil {
+		os.Remove(f.Name())
+		return mirrorGen{}, errMirrorNotWritten
+	}
+	c.removeGensBefore(gen - 1)
+	return mirrorGen{gen, cw.n, cw.sum}, nil
+}
+
+// crcWriter counts and checksums what it passes on; after a write error
+// (failed) it goes on counting into nothing.
+type crcWriter struct {
+	w      io.Writer
+	n      int64
+	sum    uint32
+	failed error
+}
+
+func (cw *crcWriter) Write(p []byte) (int, error) {
+	cw.n += int64(len(p))
+	cw.sum = crc32.Update(cw.sum, crcTable, p)
+	if cw.failed == nil {
+		_, cw.failed = cw.w.Write(p)
+	}
+	return len(p), nil
+}
+
+// mirrorStore reads the mirror of the saved state st into a line store,
+// streamed: it is believed only when its length, CRC and line count are
+// st's.
+func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
+	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
+		return nil, false
+	}
+	f, err := os.Open(c.mirrorPath(c.saved.Gen))
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	size := c.saved.MirrorLen
+	br := bufio.NewReaderSize(io.LimitReader(f, size), 256<<10)
+	ls := &lineStore{}
+	var sum uint32
+	var n int64
+	for seq := uint64(0); ; seq++ {
+		line, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			// A line longer than the buffer: read it whole.
+			rest, err2 := br.ReadBytes('\n')
+			line, err = append(append([]byte(nil), line...), rest...), err2
+		}
+		if err == io.EOF && len(line) == 0 {
+			break
+		}
+		if err != nil {
+			return nil, false
+		}
+		sum = crc32.Update(sum, crcTable, line)
+		n += int64(len(line))
+		fact, err := Parse(line)
+		if err != nil {
+			return nil, false
+		}
+		ls.add(fact, seq)
+	}
+	if n != size || sum != c.saved.MirrorSum || len(ls.keys) != st.Facts {
+		return nil, false
+	}
+	return ls, true
+}

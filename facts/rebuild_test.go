@@ -1,0 +1,245 @@
+package facts
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/git-rally/git-rally/refs"
+)
+
+// genLedger writes n random facts (claims, renewals, releases, handoffs
+// and their answers, retractions by the author and by others, risks,
+// leaves), some of them dated in the future, some stored twice, and
+// corrupt ones (forged content under an id, a line that is no JSON, a
+// blob under another fact's name), in commits of about 60 facts spread
+// over days. It returns the head's tree and the good facts written.
+func genLedger(t *testing.T, l *Ledger, rng *rand.Rand, n int, now time.Time) (refs.Hash, []*Fact) {
+	t.Helper()
+	tools := []string{"a", "b", "c", "d"}
+	scopes := []string{"file:x", "file:y", "dir:d", "file:d/e", "port:80"}
+	var all []*Fact
+	var tree, head refs.Hash
+	clock := int64(0)
+	when := now.Add(-2 * time.Duration(n) * time.Minute)
+	for len(all) < n {
+		when = when.Add(time.Duration(30+rng.Intn(60)) * time.Minute)
+		var batch []*Fact
+		for j := 0; j < 40+rng.Intn(40) && len(all)+len(batch) < n; j++ {
+			clock += int64(1 + rng.Intn(2))
+			tool := tools[rng.Intn(len(tools))]
+			done := append(append([]*Fact(nil), all...), batch...)
+			var f Fact
+			switch rng.Intn(10) {
+			case 0:
+				f = Fact{Kind: KindPresence, Tool: tool, Subject: "here"}
+			case 1, 2:
+				f = Fact{Kind: KindClaim, Tool: tool, Scopes: []string{scopes[rng.Intn(len(scopes))]}, LeaseS: 1800, Access: Exclusive}
+				if rng.Intn(2) == 0 {
+					f.Ref = pick(rng, done, KindClaim)
+				}
+			case 3:
+				f = Fact{Kind: KindRelease, Tool: tool, Ref: pick(rng, done, KindClaim)}
+			case 4:
+				f = Fact{Kind: KindHandoff, Tool: tool, Target: tools[rng.Intn(len(tools))], Subject: "h"}
+			case 5:
+				f = Fact{Kind: []string{KindReceipt, KindResolve, KindArtifact}[rng.Intn(3)], Tool: tool, Ref: pick(rng, done, KindHandoff)}
+			case 6:
+				ref := pick(rng, done, "")
+				f = Fact{Kind: KindRetract, Tool: tool, Ref: ref}
+				if rng.Intn(3) > 0 && ref != "" {
+					f.Tool = authorOf(done, ref)
+				}
+			case 7:
+				f = Fact{Kind: KindLeave, Tool: tool}
+			case 8:
+				f = Fact{Kind: KindRisk, Tool: tool, Subject: "r"}
+			default:
+				f = Fact{Kind: KindNote, Tool: tool, Subject: "n", Body: "line one\nline \"two\""}
+			}
+			f.V, f.Clock, f.At = 1, clock, FormatTime(when.Add(time.Duration(j)*time.Second))
+			if rng.Intn(40) == 0 {
+				f.At = FormatTime(now.Add(time.Duration(1+rng.Intn(3)) * time.Hour)) // dated in the future
+			}
+			f.Seal()
+			batch = append(batch, &f)
+		}
+		all = append(all, batch...)
+		stored := append([]*Fact(nil), batch...)
+		if rng.Intn(4) == 0 && len(all) > len(batch) {
+			stored = append(stored, all[rng.Intn(len(all)-len(batch))]) // stored twice, on another day
+		}
+		if rng.Intn(3) == 0 {
+			forged := *batch[0]
+			forged.Raw = bytes.Replace(forged.Encode(), []byte(`"kind":"`), []byte(`"kind":"x`), 1)
+			forged.ID = "f_" + fmt.Sprintf("%016x", rng.Uint64())
+			junk := &Fact{ID: fmt.Sprintf("f_%016x", rng.Uint64()), Raw: []byte("not json\n")}
+			misnamed := *batch[len(batch)-1]
+			misnamed.ID = fmt.Sprintf("f_%016x", rng.Uint64())
+			stored = append(stored, &forged, junk, &misnamed)
+		}
+		var err error
+		if tree, err = l.addFacts(tree, when, stored); err != nil {
+			t.Fatal(err)
+		}
+		var parents []refs.Hash
+		if !head.IsZero() {
+			parents = []refs.Hash{head}
+		}
+		if head, err = l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: "gen\n", When: when}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lock, err := l.Store.LockRef(LedgerRef)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Unlock()
+	if err := lock.Commit(head); err != nil {
+		t.Fatal(err)
+	}
+	return tree, all
+}
+
+// oldRebuild is the rebuild as it was before it streamed: every fact
+// decoded and held, then projected at once.
+func oldRebuild(t *testing.T, common string, now time.Time, tree refs.Hash) (*State, []*Fact, []string) {
+	t.Helper()
+	l, err := Open(common, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	all, err := l.readAll(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = dedupe(all)
+	return BuildAt(all, l.horizon()), all, l.Warnings
+}
+
+// A cold rebuild streams the facts through the projection; it computes
+// exactly what holding all of them computed: the same state, warnings and
+// mirror, through git cat-file (many blobs) and one by one (few), and
+// again when a fact held back as future-dated comes due and when a fact
+// arrives out of order.
+func TestStreamedRebuildEqualsOld(t *testing.T) {
+	for _, n := range []int{300, 1500} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := gitSandbox(t)
+			git(t, dir, "init", "-q", ".")
+			common := filepath.Join(dir, ".git")
+			now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+			l, err := Open(common, func() time.Time { return now })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			l.NoTracking = true
+			tree, written := genLedger(t, l, rand.New(rand.NewSource(int64(n))), n, now)
+			check := func(what string, st *State, l *Ledger) {
+				t.Helper()
+				want, all, warns := oldRebuild(t, common, now, tree)
+				if len(all) == 0 || len(all) > len(written) {
+					t.Fatalf("%s: %d facts read back of %d written", what, len(all), len(written))
+				}
+				want.Head, want.Tree = st.Head, st.Tree
+				if !reflect.DeepEqual(st, want) {
+					t.Fatalf("%s: streamed projection differs:\n got %+v\nwant %+v", what, st, want)
+				}
+				if what == "cold" && !reflect.DeepEqual(l.Warnings, warns) {
+					t.Fatalf("%s: warnings\n got %q\nwant %q", what, l.Warnings, warns)
+				}
+				var mirror []byte
+				for _, f := range sortedCopy(all) {
+					mirror = append(mirror, f.Raw...)
+				}
+				if got, ok := l.cache.mirrorBytes(st); !ok || !bytes.Equal(got, mirror) {
+					t.Fatalf("%s: mirror differs (%v): %d bytes, want %d", what, ok, len(got), len(mirror))
+				}
+			}
+			cold := func() (*Ledger, *State) {
+				t.Helper()
+				os.RemoveAll(filepath.Join(common, "rally", "cache"))
+				l, err := Open(common, func() time.Time { return now })
+				if err != nil {
+					t.Fatal(err)
+				}
+				l.NoTracking = true
+				st, err := l.Read()
+				if err != nil {
+					t.Fatal(err)
+				}
+				return l, st
+			}
+			l1, st := cold()
+			defer l1.Close()
+			if len(st.Future) == 0 || len(l1.Warnings) == 0 {
+				t.Fatalf("the ledger has %d future facts and %d warnings: generate some", len(st.Future), len(l1.Warnings))
+			}
+			check("cold", st, l1)
+			if got := len(l1.cache.headPath(st.Tree)); got != 5 {
+				t.Fatalf("the rebuild kept %d trees of the newest path, want 5 (root, facts, month, day, segment)", got)
+			}
+
+			// The future facts come due: the projection is built again
+			// from the mirror.
+			now = now.Add(4 * time.Hour)
+			l2, err := Open(common, func() time.Time { return now })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l2.Close()
+			l2.NoTracking = true
+			st2, err := l2.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(st2.Future) != 0 {
+				t.Fatalf("%d facts still held back", len(st2.Future))
+			}
+			check("future due", st2, l2)
+
+			// A fact that sorts before the newest one (a merge brings
+			// such facts): rebuilt from the mirror plus the new facts.
+			early := &Fact{V: 1, Kind: KindRelease, Tool: written[0].Tool, Session: written[0].Session, Ref: written[0].ID, Clock: 1, At: written[0].At}
+			early.Seal()
+			written = append(written, early)
+			if tree, err = l2.addFacts(tree, now, []*Fact{early}); err != nil {
+				t.Fatal(err)
+			}
+			old, _ := l2.Head()
+			c, err := l2.Store.WriteCommit(refs.Commit{Tree: tree, Parents: []refs.Hash{old}, Message: "early\n", When: now})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lock, err := l2.Store.LockRef(LedgerRef)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := lock.Commit(c); err != nil {
+				t.Fatal(err)
+			}
+			lock.Unlock()
+			l3, err := Open(common, func() time.Time { return now })
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l3.Close()
+			l3.NoTracking = true
+			st3, err := l3.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			check("out of order", st3, l3)
+			l4, st4 := cold()
+			defer l4.Close()
+			check("cold again", st4, l4)
+		})
+	}
+}
