@@ -94,6 +94,11 @@ echo "# $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $
 echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS rounds"
 echo
 
+scenarios="plain open20 open1619 writers"
+[ "$ISSUE2" = 1 ] && scenarios="$scenarios tidy bighist gc"
+build=$work/build
+mkdir -p "$build"
+
 echo "## Ledgers"
 echo "Built in-process through the real append path (bench/ledgergen: facts.Open + Ledger.Append with a"
 echo "fixed clock set to each commit's last fact time, up to 100 facts per commit), a simulated room of"
@@ -105,7 +110,7 @@ build() {
 	local sc=$1 n=$2 l d t
 	shift 2
 	l=$(label "$n")
-	d=$work/$sc-$l
+	d=$build/$sc-$l
 	git init -q "$d"
 	(cd "$d" && git rally init >/dev/null)
 	t=$(now_ms)
@@ -127,12 +132,12 @@ echo "up to 100 facts, and the head segment filled again."
 for n in $SIZES; do
 	l=$(label "$n")
 	for oc in 20 1619; do
-		copy "$work/plain-$l" "$work/open$oc-$l"
+		copy "$build/plain-$l" "$build/open$oc-$l"
 		t=$(now_ms)
-		echo "- $l open$oc: $(rallybench build -dir "$work/open$oc-$l" -facts 0 -open-claims "$oc" -head-fill "$HEAD_FILL")"
-		echo "  $(secs_since "$t"); $(objects "$work/open$oc-$l")"
+		echo "- $l open$oc: $(rallybench build -dir "$build/open$oc-$l" -facts 0 -open-claims "$oc" -head-fill "$HEAD_FILL")"
+		echo "  $(secs_since "$t"); $(objects "$build/open$oc-$l")"
 	done
-	copy "$work/plain-$l" "$work/writers-$l"
+	copy "$build/plain-$l" "$build/writers-$l"
 done
 echo "Writers (scenario \"writers\"): copies of the plain ledgers."
 
@@ -144,25 +149,25 @@ echo
 
 echo "## Large packed history (git fast-import)"
 t=$(now_ms)
-git init -q --bare "$work/hist"
-rallybench history -commits "$HIST_COMMITS" -files 8 -blob-size 512 | git -C "$work/hist" fast-import --quiet
-echo "- $HIST_COMMITS commits changing 8 files of 512 random bytes each: $(objects "$work/hist"); $(secs_since "$t")"
+git init -q --bare "$build/hist"
+rallybench history -commits "$HIST_COMMITS" -files 8 -blob-size 512 | git -C "$build/hist" fast-import --quiet
+echo "- $HIST_COMMITS commits changing 8 files of 512 random bytes each: $(objects "$build/hist"); $(secs_since "$t")"
 for n in $SIZES; do
 	l=$(label "$n")
-	b=$work/bighist-$l
+	b=$build/bighist-$l
 	git init -q "$b"
-	ln "$work"/hist/objects/pack/* "$b/.git/objects/pack/"
-	git -C "$b" update-ref refs/heads/history "$(git -C "$work/hist" rev-parse refs/heads/main)"
+	ln "$build"/hist/objects/pack/* "$b/.git/objects/pack/"
+	git -C "$b" update-ref refs/heads/history "$(git -C "$build/hist" rev-parse refs/heads/main)"
 	# The ledger's loose objects are immutable: hard links are safe. The
 	# cache is rewritten in place: copy it.
-	cp -al "$work/plain-$l/.git/objects/." "$b/.git/objects/"
+	cp -al "$build/plain-$l/.git/objects/." "$b/.git/objects/"
 	mkdir -p "$b/.git/refs/rally"
-	cp "$work/plain-$l/.git/refs/rally/ledger" "$b/.git/refs/rally/ledger"
-	cp -a "$work/plain-$l/.git/rally" "$b/.git/rally"
-	g=$work/gc-$l
+	cp "$build/plain-$l/.git/refs/rally/ledger" "$b/.git/refs/rally/ledger"
+	cp -a "$build/plain-$l/.git/rally" "$b/.git/rally"
+	g=$build/gc-$l
 	git init -q "$g"
 	cp -al "$b/.git/objects/." "$g/.git/objects/"
-	git -C "$g" update-ref refs/heads/history "$(git -C "$work/hist" rev-parse refs/heads/main)"
+	git -C "$g" update-ref refs/heads/history "$(git -C "$build/hist" rev-parse refs/heads/main)"
 	mkdir -p "$g/.git/refs/rally"
 	cp "$b/.git/refs/rally/ledger" "$g/.git/refs/rally/ledger"
 	cp -a "$b/.git/rally" "$g/.git/rally"
@@ -173,6 +178,30 @@ done
 echo
 
 fi
+
+# Building packed and deleted hundreds of thousands of loose objects. On
+# an ext4 without a journal (this machine's), for a minute or more after
+# an inode is freed every file created in its block group scans past it:
+# 0.4-0.7 ms per file instead of 0.01-0.05 ms, and an append creates ten
+# files. The repositories measured are therefore fresh copies, each in a
+# block group of its own (chattr +T on the work directory makes ext4
+# spread the directories made in it), so only what a case does itself,
+# the writers' background pack too, weighs on it.
+echo "## Repositories measured"
+if chattr +T "$work" 2>/dev/null; then
+	echo "Fresh copies of the ledgers built (objects hard-linked, refs and rally/ copied), each spread by ext4 into"
+	echo "a block group of its own (chattr +T on the work directory), away from the inodes building freed."
+else
+	echo "Fresh copies of the ledgers built (objects hard-linked, refs and rally/ copied); chattr +T failed, so they may"
+	echo "share block groups with the inodes building freed (ext4 without a journal: slower file creation for minutes)."
+fi
+for sc in $scenarios; do
+	for n in $SIZES; do
+		l=$(label "$n")
+		copy "$build/$sc-$l" "$work/$sc-$l"
+	done
+done
+echo
 
 # The integrity checks are on in every measurement: a fetched ledger
 # (an older head of the same ledger, as a teammate's clone would have it)
@@ -198,8 +227,6 @@ results=$work/results.txt
 # the run (write-back of what building wrote, a neighbour's load) falls on
 # all of them alike instead of on whichever block ran first.
 targets=()
-scenarios="plain open20 open1619 writers"
-[ "$ISSUE2" = 1 ] && scenarios="$scenarios tidy bighist gc"
 for sc in $scenarios; do
 	for n in $SIZES; do
 		l=$(label "$n")

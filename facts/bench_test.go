@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"testing"
 	"time"
 
@@ -140,4 +141,57 @@ func readOnce(b *testing.B, common string) *facts.State {
 		b.Fatal(err)
 	}
 	return st
+}
+
+// BenchmarkConcurrentAppends is issue 14's "8 writers" in one process:
+// 8 goroutines, each opening the ledger, appending a note and closing it
+// in a loop (every Open has its own lock files, so they queue as
+// processes do), b.N appends in all. Without process start-up, the time
+// per append is about the serialized part: the ledger lock and what is
+// done under it. The whole-process figure is bench/run.sh's writers case.
+func BenchmarkConcurrentAppends(b *testing.B) {
+	const writers = 8
+	common := benchLedger(b, 10000)
+	lat := make([][]time.Duration, writers)
+	next := make(chan int, b.N)
+	for i := 0; i < b.N; i++ {
+		next <- i
+	}
+	close(next)
+	errs := make(chan error, writers)
+	b.ResetTimer()
+	start := time.Now()
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			for i := range next {
+				t := time.Now()
+				l, err := facts.Open(common, nil)
+				if err == nil {
+					_, err = l.Append(facts.Simple(&facts.Fact{Kind: facts.KindNote, Tool: fmt.Sprintf("bench:w%d", w),
+						Subject: fmt.Sprintf("note %d", i)}))
+					l.Close()
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+				lat[w] = append(lat[w], time.Since(t))
+			}
+			errs <- nil
+		}(w)
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			b.Fatal(err)
+		}
+	}
+	wall := time.Since(start)
+	b.StopTimer()
+	var all []time.Duration
+	for _, l := range lat {
+		all = append(all, l...)
+	}
+	sort.Slice(all, func(i, j int) bool { return all[i] < all[j] })
+	b.ReportMetric(float64(b.N)/wall.Seconds(), "appends/s")
+	b.ReportMetric(float64(all[len(all)*99/100])/1e6, "p99-ms")
 }

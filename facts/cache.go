@@ -30,6 +30,7 @@ import (
 //	                   only when they change, decoded only when looked at
 //	facts-<gen>.jsonl  every fact of that head, one line each, append-only
 //	                   within a generation; a rebuild starts a new one
+//	facts-<gen>.idx    a record per mirror line (mirrorindex.go)
 //
 // The .bin files are in the cache's own encoding (cachecodec.go).
 const cacheVersion = 10
@@ -101,19 +102,11 @@ func (c *cache) load() *State {
 		}
 	}
 	if cf.ClaimsFile != "" {
-		sealed, err := os.ReadFile(filepath.Join(c.dir, cf.ClaimsFile))
-		if err != nil {
+		base := openClaimsFile(filepath.Join(c.dir, cf.ClaimsFile), cf.ClaimsSum)
+		if base == nil {
 			return nil
 		}
-		cb, _, sum, ok := openSealedSum(sealed, "claims")
-		if !ok || sum != cf.ClaimsSum {
-			return nil
-		}
-		base, ok := openClaimBase(cb)
-		if !ok {
-			return nil
-		}
-		base.name, base.sum = cf.ClaimsFile, cf.ClaimsSum
+		base.name = cf.ClaimsFile
 		for i := range cf.State.Claims.gone {
 			if int(i) >= base.len() {
 				return nil
@@ -360,6 +353,7 @@ func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
 	}
 	defer f.Close()
 	data := make([]byte, c.saved.MirrorLen)
+	mirrorRead.Add(c.saved.MirrorLen)
 	if _, err := io.ReadFull(f, data); err != nil || crc32.Checksum(data, crcTable) != c.saved.MirrorSum {
 		return nil, false
 	}
@@ -406,8 +400,9 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		if err != nil {
 			return // keep the old state; the next reader rebuilds
 		}
+		sorted := sortedCopy(fs)
 		var buf bytes.Buffer
-		for _, f := range sortedCopy(fs) {
+		for _, f := range sorted {
 			buf.Write(f.Raw)
 		}
 		fi, err := mf.Stat()
@@ -420,13 +415,14 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		if !ok {
 			return
 		}
+		c.appendIndex(mg.gen, c.saved.State.Facts, mg.n, sorted)
 		mg.n += int64(buf.Len())
 		mg.sum = crc32.Update(mg.sum, crcTable, buf.Bytes())
 	} else if full {
 		var err error
-		mg, err = c.writeMirror(func(w io.Writer) error {
+		mg, err = c.writeMirror(func(mw *mirrorWriter) error {
 			for _, f := range sortedCopy(fs) {
-				w.Write(f.Raw)
+				mw.add(f.Raw, f)
 			}
 			return nil
 		})
@@ -542,7 +538,7 @@ func (c *cache) removeGensBefore(keep int) {
 	}
 	for _, e := range ents {
 		var g int
-		if _, err := fmt.Sscanf(e.Name(), "facts-%d.jsonl", &g); err == nil && g < keep && strings.HasSuffix(e.Name(), ".jsonl") {
+		if _, err := fmt.Sscanf(e.Name(), "facts-%d.", &g); err == nil && g < keep && (strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".idx")) {
 			os.Remove(filepath.Join(c.dir, e.Name()))
 		}
 	}

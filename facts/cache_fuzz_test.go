@@ -153,3 +153,23 @@ func FuzzCacheFiles(f *testing.F) {
 		}
 	})
 }
+
+// A damaged claims or handoffs file is replaced by the rebuild it causes,
+// though the rebuilt one has the same content and so the same name: the
+// next command loads the cache instead of rebuilding again.
+func TestDamagedNamedFileIsReplaced(t *testing.T) {
+	fx := newCacheFixture(t)
+	for _, prefix := range []string{"claims-", "handoffs-"} {
+		name := fx.name(prefix)
+		flipped := append([]byte(nil), fx.files[name]...)
+		flipped[len(flipped)-3] ^= 0x40
+		fx.restore(t, name, flipped)
+		if newCache(fx.c.common()).load() != nil {
+			t.Fatalf("%s: a flipped byte was believed", name)
+		}
+		fx.c.state(t) // rebuilds
+		if newCache(fx.c.common()).load() == nil {
+			t.Errorf("%s: still damaged after the rebuild", name)
+		}
+	}
+}

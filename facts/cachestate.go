@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -94,21 +95,25 @@ func decodeState(d *decoder) (*State, *cacheFile) {
 	return st, cf
 }
 
-// contentName names a cache file by its payload: a file of that name
-// never changes, so a writer that finds it writes nothing.
+// contentName names a cache file by its payload, so a state names exactly
+// the claims or handoffs it was saved with.
 func contentName(prefix string, payload []byte) string {
 	sum := sha256.Sum256(payload)
 	return prefix + hex.EncodeToString(sum[:10]) + ".bin"
 }
 
-// writeNamed writes a sealed file under its content name unless it is
-// there, then removes the other files of that prefix but keep.
+// writeNamed writes a sealed file under its content name, then removes the
+// other files of that prefix but keep. A file of that name is kept only
+// when it holds exactly these bytes: it may be the damaged copy that sent
+// a reader to rebuild. A replacement has the same content, so a reader
+// holding the old one reads the same claims or handoffs.
 func (c *cache) writeNamed(prefix, kind string, payload []byte, keep string) (string, error) {
 	name := contentName(prefix, payload)
 	p := filepath.Join(c.dir, name)
-	if _, err := os.Stat(p); err != nil {
+	sealed := seal(payload, kind, "")
+	if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, sealed) {
 		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-		if err := os.WriteFile(tmp, seal(payload, kind, ""), 0o666); err != nil {
+		if err := os.WriteFile(tmp, sealed, 0o666); err != nil {
 			return "", err
 		}
 		if err := os.Rename(tmp, p); err != nil {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
+	"runtime"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
@@ -296,6 +298,46 @@ func openClaimBase(b []byte) (*claimBase, bool) {
 	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey)}, true
 }
 
+// openClaimsFile maps a claims file and checks its seal and its checksum
+// against the one state.bin names; nil when it is missing or damaged.
+func openClaimsFile(p string, sum uint32) (cb *claimBase) {
+	b, unmap, err := mapFile(p)
+	if err != nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil { // a fault reading the mapping
+			cb = nil
+		}
+		if cb == nil {
+			unmap()
+		}
+	}()
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	payload, _, got, ok := openSealedSum(b, "claims")
+	if !ok || got != sum {
+		return nil
+	}
+	cb, ok = openClaimBase(payload)
+	if !ok {
+		return nil
+	}
+	cb.sum = sum
+	// The mapping goes with the last projection that uses it; nothing
+	// decoded from it points into it (strings are copied).
+	runtime.AddCleanup(cb, func(unmap func()) { unmap() }, unmap)
+	return cb
+}
+
+// guard, deferred with the previous SetPanicOnFault setting, turns a fault
+// reading a mapped claims file into a damaged file, not a crash.
+func (cb *claimBase) guard(prev bool) {
+	debug.SetPanicOnFault(prev)
+	if recover() != nil {
+		cb.damaged.Store(true)
+	}
+}
+
 func (cb *claimBase) len() int {
 	if cb == nil {
 		return 0
@@ -342,13 +384,13 @@ func (cb *claimBase) key(j int) ([]byte, uint32) {
 }
 
 // lookup returns the record numbers listed under key k.
-func (cb *claimBase) lookup(k string) []uint32 {
+func (cb *claimBase) lookup(k string) (out []uint32) {
 	if cb == nil {
 		return nil
 	}
+	defer cb.guard(debug.SetPanicOnFault(true))
 	kb := []byte(k)
 	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, kb) >= 0 })
-	var out []uint32
 	for ; j < cb.nkey; j++ {
 		kj, i := cb.key(j)
 		if !bytes.Equal(kj, kb) {
@@ -360,13 +402,13 @@ func (cb *claimBase) lookup(k string) []uint32 {
 }
 
 // lookupPrefix returns the record numbers of every key starting with p.
-func (cb *claimBase) lookupPrefix(p string) []uint32 {
+func (cb *claimBase) lookupPrefix(p string) (out []uint32) {
 	if cb == nil {
 		return nil
 	}
+	defer cb.guard(debug.SetPanicOnFault(true))
 	pb := []byte(p)
 	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, pb) >= 0 })
-	var out []uint32
 	for ; j < cb.nkey; j++ {
 		kj, i := cb.key(j)
 		if !bytes.HasPrefix(kj, pb) {
@@ -387,9 +429,10 @@ func (cb *claimBase) find(id string) (uint32, bool) {
 
 // fact decodes record i (once per process: the same claim is the same
 // pointer every time), nil when it does not decode.
-func (cb *claimBase) fact(i uint32) *Fact {
+func (cb *claimBase) fact(i uint32) (f *Fact) {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
+	defer cb.guard(debug.SetPanicOnFault(true))
 	if int(i) >= cb.nrec {
 		return nil
 	}
@@ -400,12 +443,12 @@ func (cb *claimBase) fact(i uint32) *Fact {
 		return f
 	}
 	r := cb.span(8, cb.nrec, int(i))
-	f := &Fact{}
-	if !cb.decode(r, string(r), f) {
+	nf := &Fact{}
+	if !cb.decode(r, string(r), nf) {
 		return nil
 	}
-	cb.memo[i] = f
-	return f
+	cb.memo[i] = nf
+	return nf
 }
 
 // decodeAll decodes every record not decoded yet, their strings cut
@@ -414,6 +457,7 @@ func (cb *claimBase) fact(i uint32) *Fact {
 func (cb *claimBase) decodeAll() {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
+	defer cb.guard(debug.SetPanicOnFault(true))
 	if cb.memo == nil {
 		cb.memo = make([]*Fact, cb.nrec)
 	}

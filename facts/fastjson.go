@@ -89,6 +89,9 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 	}
 	f = &Fact{}
 	v := reflect.ValueOf(f).Elem()
+	// One string holds the line; the fields written as they are are
+	// slices of it (one allocation a fact, not one a field).
+	str := string(b)
 	pos, next := 1, 0
 	for {
 		start := pos
@@ -120,7 +123,7 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 		pos = end + 2
 		switch ff.kind {
 		case reflect.String:
-			s, n, ok := fastString(b, pos)
+			s, n, ok := fastString(b, str, pos)
 			if !ok || (ff.omit && s == "") {
 				return nil, ms, false
 			}
@@ -148,7 +151,7 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 			pos++
 			var ss []string
 			for {
-				s, n, ok := fastString(b, pos)
+				s, n, ok := fastString(b, str, pos)
 				if !ok || n >= len(b) {
 					return nil, ms, false
 				}
@@ -188,8 +191,9 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 }
 
 // fastString reads the string at b[pos] as encoding/json (with HTML
-// escaping off) writes it, and returns it and the position after it.
-func fastString(b []byte, pos int) (string, int, bool) {
+// escaping off) writes it, and returns it and the position after it. str
+// is b as a string: an unescaped value is a slice of it.
+func fastString(b []byte, str string, pos int) (string, int, bool) {
 	if pos >= len(b) || b[pos] != '"' {
 		return "", 0, false
 	}
@@ -199,11 +203,10 @@ func fastString(b []byte, pos int) (string, int, bool) {
 		c := b[i]
 		switch {
 		case c == '"':
-			s := b[pos+1 : i]
 			if !escaped {
-				return string(s), i + 1, true
+				return str[pos+1 : i], i + 1, true
 			}
-			return unescapeFast(s), i + 1, true
+			return unescapeFast(b[pos+1 : i]), i + 1, true
 		case c == '\\':
 			if i+1 >= len(b) {
 				return "", 0, false

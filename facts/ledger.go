@@ -187,6 +187,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		}
 	}
 	nw := len(l.Warnings)
+	defer lowGC()()
 	ls, err := l.readStore(c.Tree)
 	if err != nil {
 		return nil, err
@@ -395,9 +396,22 @@ func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
 // the ledger and synced unchanged, never believed: they shadow, replace or
 // close nothing.
 func parseBlob(path string, data []byte) ([]*Fact, []string) {
+	return parseBlobRaw(path, data, false)
+}
+
+// parseBlobRaw is parseBlob; with alias, a fact's Raw is its line in data
+// when a newline ends it there (the caller owns data and keeps it as is).
+func parseBlobRaw(path string, data []byte, alias bool) ([]*Fact, []string) {
 	var out []*Fact
 	var warns []string
-	for _, line := range bytes.Split(data, []byte("\n")) {
+	for rest := data; len(rest) > 0; {
+		line := rest
+		nl := bytes.IndexByte(rest, '\n')
+		if nl >= 0 {
+			line, rest = rest[:nl], rest[nl+1:]
+		} else {
+			rest = nil
+		}
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -405,8 +419,12 @@ func parseBlob(path string, data []byte) ([]*Fact, []string) {
 		f, ms, ok := fastDecode(line)
 		if ok && f.ID != "" && f.Kind != "" {
 			// A canonical line: decoded and hashed without encoding/json.
-			f.Raw = append(make([]byte, 0, len(line)+1), line...)
-			f.Raw = append(f.Raw, '\n')
+			if alias && nl >= 0 {
+				f.Raw = line[: len(line)+1 : len(line)+1]
+			} else {
+				f.Raw = append(make([]byte, 0, len(line)+1), line...)
+				f.Raw = append(f.Raw, '\n')
+			}
 			c = checkStoredID(f, fastID(line, &ms), nil, baseName(path))
 		} else {
 			var err error
@@ -751,6 +769,9 @@ func (l *Ledger) findPrefix(prefix string) ([]*Fact, error) {
 	if err != nil {
 		return nil, err
 	}
+	if found, ok := l.cache.indexPrefix(st, prefix); ok {
+		return found, nil
+	}
 	var found []*Fact
 	if data, ok := l.cache.mirrorBytes(st); ok {
 		needle := []byte(prefix) // may also hit a ref; the decode below checks the id
@@ -764,6 +785,7 @@ func (l *Ledger) findPrefix(prefix string) ([]*Fact, error) {
 			if !bytes.Contains(line, needle) {
 				continue
 			}
+			linesDecoded.Add(1)
 			if f, err := Parse(line); err == nil && strings.HasPrefix(f.ID, prefix) {
 				found = append(found, f)
 			}

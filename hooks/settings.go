@@ -393,6 +393,7 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
+	upgraded := throughGit(h)
 	changed, err := placeRally(h, hf)
 	if err != nil {
 		return Result{}, fmt.Errorf("%s: %w", sf.shown, err)
@@ -436,6 +437,14 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 	sf.exists, sf.content = true, out
 	res := sf.result(r, hf, host)
 	res.Changed = true
+	if upgraded && host == Codex {
+		// Codex's approvals of the old lines stay in its config.toml
+		// under the same keys, but no longer match: status cannot tell.
+		res.Problems = append(res.Problems, Problem{
+			Problem: "rally's hooks changed from `git rally hook` to `git-rally hook`: Codex skips them until you approve them again",
+			Fix:     "cd " + shellQuote(r.WorkTree) + " && codex   # then /hooks and trust rally's hooks (codex exec: --dangerously-bypass-hook-trust)",
+		})
+	}
 	return res, nil
 }
 

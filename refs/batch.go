@@ -4,10 +4,13 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // BatchThreshold is the number of blobs from which ReadBlobs asks one
@@ -50,14 +53,35 @@ func (st *Store) StreamBlobs(hs []Hash, fn func(i int, data []byte)) error {
 }
 
 // StreamBlobsOf is StreamBlobs of the n blobs hash(0) ... hash(n-1): the
-// ids are written to git as it reads them, never all held as text.
+// ids are written to git as it reads them, never all held as text. A
+// large set is split between one cat-file per core (git decompresses an
+// object at a time), so fn is called from several goroutines at once.
 func (st *Store) StreamBlobsOf(n int, hash func(i int) Hash, fn func(i int, data []byte)) error {
+	procs := min(max(1, runtime.GOMAXPROCS(0)), 4, max(1, n/BatchThreshold))
+	if procs == 1 {
+		return st.streamRange(0, n, hash, fn)
+	}
+	errs := make([]error, procs)
+	var wg sync.WaitGroup
+	for p := 0; p < procs; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[p] = st.streamRange(n*p/procs, n*(p+1)/procs, hash, fn)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// streamRange streams the blobs from index lo up to hi with one cat-file.
+func (st *Store) streamRange(lo, hi int, hash func(i int) Hash, fn func(i int, data []byte)) error {
 	pr, pw := io.Pipe()
 	go func() {
 		bw := bufio.NewWriterSize(pw, 64<<10)
 		var line [41]byte
 		line[40] = '\n'
-		for i := 0; i < n; i++ {
+		for i := lo; i < hi; i++ {
 			h := hash(i)
 			hex.Encode(line[:40], h[:])
 			if _, err := bw.Write(line[:]); err != nil {
@@ -69,7 +93,7 @@ func (st *Store) StreamBlobsOf(n int, hash func(i int) Hash, fn func(i int, data
 	defer pr.Close()
 	return gitStreamFrom(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, pr, func(r io.Reader) error {
 		br := bufio.NewReaderSize(r, 256<<10)
-		for i := 0; i < n; i++ {
+		for i := lo; i < hi; i++ {
 			h := hash(i)
 			line, err := br.ReadSlice('\n')
 			if err != nil {

@@ -136,10 +136,14 @@ func codexTool(r *repo, out string) string {
 	return "codex:" + hooks.SessionTag(hooks.Codex, m[1])
 }
 
-// approveCodexHooks does what a person does in Codex's /hooks: it asks
-// Codex (its app-server's hooks/list) for the hash of each hook of the
-// repository and records it as trusted in config.toml.
-func approveCodexHooks(t *testing.T, r *repo, bin string, env []string, cfg string) {
+// codexHook is one hook as Codex's app-server lists it (hooks/list).
+type codexHook struct {
+	Key, CurrentHash, Command, TrustStatus string
+}
+
+// codexHooks asks Codex's app-server which hooks it loads for the
+// repository and how it trusts them.
+func codexHooks(t *testing.T, r *repo, bin string, env []string) []codexHook {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -161,33 +165,62 @@ func approveCodexHooks(t *testing.T, r *repo, bin string, env []string, cfg stri
 			ID     int `json:"id"`
 			Result struct {
 				Data []struct {
-					Hooks []struct {
-						Key, CurrentHash, Command string
-					} `json:"hooks"`
+					Hooks []codexHook `json:"hooks"`
 				} `json:"data"`
 			} `json:"result"`
 		}
 		if json.Unmarshal(sc.Bytes(), &resp) != nil || resp.ID != 2 {
 			continue
 		}
-		var b strings.Builder
-		n := 0
+		var hs []codexHook
 		for _, d := range resp.Result.Data {
-			for _, h := range d.Hooks {
-				if strings.HasPrefix(h.Command, "git-rally hook ") {
-					fmt.Fprintf(&b, "\n[hooks.state.%q]\ntrusted_hash = %q\n", h.Key, h.CurrentHash)
-					n++
-				}
-			}
+			hs = append(hs, d.Hooks...)
 		}
-		f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0o644)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f.WriteString(b.String())
-		f.Close()
-		t.Logf("codex: approved %d rally hooks as /hooks does", n)
-		return
+		return hs
 	}
 	t.Fatalf("codex app-server gave no hooks/list answer: %v", sc.Err())
+	return nil
+}
+
+// rallyHook says whether a hook Codex lists is one of rally's, in this
+// version's form or an older one's.
+func rallyHook(h codexHook) bool {
+	return strings.HasPrefix(h.Command, "git-rally hook ") || strings.HasPrefix(h.Command, "git rally hook ")
+}
+
+// approveCodexHooks does what a person does in Codex's /hooks: it asks
+// Codex (its app-server's hooks/list) for the hash of each of rally's hooks
+// of the repository and records it as trusted in config.toml.
+func approveCodexHooks(t *testing.T, r *repo, bin string, env []string, cfg string) {
+	t.Helper()
+	var b strings.Builder
+	n := 0
+	headers := map[string]bool{}
+	for _, h := range codexHooks(t, r, bin, env) {
+		if rallyHook(h) {
+			header := fmt.Sprintf("[hooks.state.%q]", h.Key)
+			headers[header] = true
+			fmt.Fprintf(&b, "\n%s\ntrusted_hash = %q\n", header, h.CurrentHash)
+			n++
+		}
+	}
+	old, err := os.ReadFile(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An earlier approval of the same hook is replaced, as /hooks does.
+	var keep []string
+	skip := false
+	for _, l := range strings.SplitAfter(string(old), "\n") {
+		if strings.HasPrefix(l, "[") {
+			skip = headers[strings.TrimSpace(l)]
+		}
+		if !skip {
+			keep = append(keep, l)
+		}
+	}
+	if err := os.WriteFile(cfg, []byte(strings.Join(keep, "")+b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("codex: approved %d rally hooks as /hooks does", n)
 }

@@ -16,7 +16,9 @@
 // item reach the model (read from the requests the server received; the
 // item escaped), that the agent's own git rally runs as its hooks'
 // identity, and that a second session after the first ended is not blocked
-// by its claims.
+// by its claims. For Codex it also checks the upgrade from an older rally's
+// `git rally hook` lines: install changes them in place (Codex's approval
+// keys stay), Codex holds them for approval again, then trusts them.
 //
 // `go test ./hosts/realhost` runs it (about a minute once the hosts are
 // cached); `go test -short` skips it; when npm cannot reach its registry it

@@ -155,7 +155,7 @@ func runMeasure(args []string) error {
 		fmt.Printf("## %s, %s facts%s\n", m.scenario, m.size, map[bool]string{true: " (each append starts from the packed head)"}[m.reset])
 		fmt.Printf("  %-68s %9s %9s %9s   (%d rounds)\n", "median of whole-process or per-op wall time", "median", "p10", "p90", *runs)
 		for _, c := range m.cases() {
-			for _, k := range []string{c, c + ".rss", c + ".rate", c + ".p50", c + ".p99", c + ".max"} {
+			for _, k := range []string{c, c + ".rss", c + ".rate", c + ".p50", c + ".p99", c + ".max", c + ".cpu"} {
 				ss := m.samples[k]
 				if len(ss) == 0 {
 					continue
@@ -176,6 +176,8 @@ func runMeasure(args []string) error {
 					name, unit = "  appends per second", "/s"
 				case ".p50", ".p99", ".max":
 					name = "  latency of one append (whole process), " + k[len(c)+1:]
+				case ".cpu":
+					name = "  CPU time (user+system) of one append process"
 				}
 				fmt.Printf("  %-68s %7.2f%-3s %7.2f%-3s %7.2f%-3s (%d)\n", name, v[len(v)/2], unit, v[len(v)/10], unit, v[len(v)*9/10], unit, len(v))
 			}
@@ -322,7 +324,8 @@ func (m *measurer) run(c string) (time.Duration, error) {
 			return 0, err
 		}
 		ls := sortedDurations(r.latencies)
-		for k, v := range map[string]float64{"rate": r.rate(), "p50": msf(pct(ls, 50)), "p99": msf(pct(ls, 99)), "max": msf(ls[len(ls)-1])} {
+		for k, v := range map[string]float64{"rate": r.rate(), "p50": msf(pct(ls, 50)), "p99": msf(pct(ls, 99)), "max": msf(ls[len(ls)-1]),
+			"cpu": msf(r.cpu / time.Duration(max(r.appends, 1)))} {
 			m.samples["writers."+k] = append(m.samples["writers."+k], sample{m.round, v})
 		}
 		// The next case must not run beside the writers' background pack.
@@ -389,27 +392,57 @@ func (m *measurer) direct(args ...string) error {
 }
 
 // proc runs one process in the repository, times it and keeps its
-// maximum resident set (wait4's rusage: the largest of the process and
-// the children it waited for, so git's and git-rally's under `git rally`).
+// maximum resident set. The rusage wait4 returns counts, as the child's,
+// the resident set of the process that started it up to its exec (Go
+// starts children with vfork, sharing its memory until then): taken
+// here, it would be this process's, tens of MiB. So a fresh rallybench
+// ("rusage", a few MiB) starts the process, times it and reports wait4's
+// figures for it.
 func (m *measurer) proc(env []string, name string, args ...string) (time.Duration, error) {
-	cmd := exec.Command(name, args...)
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, append([]string{"rusage", name}, args...)...)
 	cmd.Dir = m.dir
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	var ns, kb int64
+	if _, err := fmt.Sscanf(out.String(), "%d %d", &ns, &kb); err != nil {
+		return 0, fmt.Errorf("rusage %s: %q: %v", name, out.String(), err)
+	}
+	m.lastRSS = float64(kb) / 1024
+	return time.Duration(ns), nil
+}
+
+// runRusage is "rallybench rusage <command> <args>": it runs the command
+// (its output discarded) and prints its wall time in ns and its maximum
+// resident set in KiB, from wait4.
+func runRusage(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("rusage needs a command")
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
 	t := time.Now()
 	err := cmd.Run()
 	d := time.Since(t)
 	if err != nil {
-		return d, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
-	m.lastRSS = 0
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.lastRSS = float64(ru.Maxrss) / 1024 // KiB on Linux
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return fmt.Errorf("no rusage")
 	}
-	return d, nil
+	fmt.Printf("%d %d\n", d.Nanoseconds(), ru.Maxrss) // KiB on Linux
+	return nil
 }
 
 func timeIt(fn func() error) (time.Duration, error) {

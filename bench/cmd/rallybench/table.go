@@ -73,6 +73,7 @@ func issue14Table(r *results) {
 		{"8 writers x 200 appends, appends/s", fmt.Sprintf("≥ %.0f", barWritersRate), "%.1f", get("writers", "writers.rate"), ge(barWritersRate)},
 		{"8 writers x 200 appends, p99 ms", fmt.Sprintf("≤ %.0f", barWritersP99), "%.1f", get("writers", "writers.p99"), le(barWritersP99)},
 		{"  p50 ms", "", "%.1f", get("writers", "writers.p50"), nil},
+		{"  CPU (user+system) ms per append process", "", "%.2f", get("writers", "writers.cpu"), nil},
 		{"  every acknowledged fact in the ledger, git fsck", "ok", "ok", get("writers", "writers.fsck"), func(v float64) bool { return v == 1 }},
 	}
 	sizes := []string{"1k", "10k", "100k"}

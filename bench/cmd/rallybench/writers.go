@@ -17,11 +17,15 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
+// writersEnv is added to the writers' environment.
+var writersEnv = []string{"RALLY_AUTOPACK=1"}
+
 // writersResult is one run of concurrent writers.
 type writersResult struct {
 	appends   int
 	wall      time.Duration
 	latencies []time.Duration // every command, whole process
+	cpu       time.Duration   // user + system time of every command
 }
 
 func (r writersResult) rate() float64 { return float64(r.appends) / r.wall.Seconds() }
@@ -35,7 +39,11 @@ func runWriters(args []string) error {
 	n := fl.Int("writers", 8, "concurrent writer processes")
 	each := fl.Int("each", 200, "appends per writer")
 	runs := fl.Int("runs", 1, "runs, one after the other")
+	autopack := fl.Bool("autopack", true, "leave rally's background pack on (RALLY_AUTOPACK=1), as in use")
 	fl.Parse(args)
+	if !*autopack {
+		writersEnv = []string{"RALLY_AUTOPACK=0"}
+	}
 	if *dir == "" {
 		return fmt.Errorf("writers needs -dir")
 	}
@@ -45,8 +53,9 @@ func runWriters(args []string) error {
 			return err
 		}
 		ls := sortedDurations(r.latencies)
-		fmt.Printf("%d writers x %d appends: %d appends in %s = %.1f appends/s, latency p50 %s p99 %s max %s\n",
-			*n, *each, r.appends, r.wall.Round(time.Millisecond), r.rate(), msStr(pct(ls, 50)), msStr(pct(ls, 99)), msStr(ls[len(ls)-1]))
+		fmt.Printf("%d writers x %d appends: %d appends in %s = %.1f appends/s, latency p50 %s p99 %s max %s; CPU %s per append\n",
+			*n, *each, r.appends, r.wall.Round(time.Millisecond), r.rate(), msStr(pct(ls, 50)), msStr(pct(ls, 99)), msStr(ls[len(ls)-1]),
+			msStr(r.cpu/time.Duration(max(r.appends, 1))))
 	}
 	if err := waitRepack(filepath.Join(*dir, ".git")); err != nil {
 		return err
@@ -68,7 +77,7 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 	if err != nil {
 		return writersResult{}, err
 	}
-	env := []string{"RALLY_AUTOPACK=1"}
+	env := writersEnv
 	var mu sync.Mutex
 	var res writersResult
 	var acked []string
@@ -94,9 +103,10 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 				}
 				argv = append(argv, "--tool", tool, "--json")
 				t := time.Now()
-				ids, err := appendProc(dir, env, bin, argv...)
+				ids, cpu, err := appendProc(dir, env, bin, argv...)
 				d := time.Since(t)
 				mu.Lock()
+				res.cpu += cpu
 				if err != nil && firstErr == nil {
 					firstErr = fmt.Errorf("writer %d, append %d: %w", w, i, err)
 				}
@@ -135,28 +145,29 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 
 // appendProc runs one writing command with --json and returns the ids of
 // the facts it wrote.
-func appendProc(dir string, env []string, bin string, args ...string) ([]string, error) {
+func appendProc(dir string, env []string, bin string, args ...string) ([]string, time.Duration, error) {
 	cmd := exec.Command(bin, args...)
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {
-		return nil, fmt.Errorf("git-rally %s: %v: %s", strings.Join(args, " "), err, errb.String())
+		return nil, 0, fmt.Errorf("git-rally %s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
+	cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
 	var r struct {
 		Facts []struct {
 			ID string `json:"id"`
 		} `json:"facts"`
 	}
 	if err := json.Unmarshal(out.Bytes(), &r); err != nil || len(r.Facts) == 0 {
-		return nil, fmt.Errorf("git-rally %s: no facts in %q", strings.Join(args, " "), out.String())
+		return nil, cpu, fmt.Errorf("git-rally %s: no facts in %q", strings.Join(args, " "), out.String())
 	}
 	ids := make([]string, len(r.Facts))
 	for i, f := range r.Facts {
 		ids[i] = f.ID
 	}
-	return ids, nil
+	return ids, cpu, nil
 }
 
 // ledgerIDs lists the fact ids in the ledger's tree, with git.

@@ -50,14 +50,8 @@ func runLog(f *factory, opts *logOptions) error {
 		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
 			hint: "git rally log --kind claim"}
 	}
-	var keep func(*facts.Fact) bool
-	if opts.kind != "" || opts.tool != "" {
-		keep = func(fa *facts.Fact) bool {
-			return (opts.kind == "" || fa.Kind == opts.kind) && (opts.tool == "" || fa.Tool == opts.tool)
-		}
-	}
-	// With -n, the mirror is read from its end.
-	sel, err := l.Tail(opts.n, keep)
+	// With -n, the mirror's index is read from its end.
+	sel, err := l.TailOf(opts.n, opts.kind, opts.tool)
 	if err != nil {
 		return err
 	}
