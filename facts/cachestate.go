@@ -1,6 +1,7 @@
 package facts
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -102,19 +103,23 @@ func contentName(prefix string, payload []byte) string {
 }
 
 // writeNamed writes a sealed file under its content name, then removes the
-// other files of that prefix but keep. A file of that name is replaced,
-// not trusted: it may be the damaged copy that sent a reader to rebuild.
-// Its content is the same, so a reader holding it reads the same claims.
+// other files of that prefix but keep. A file of that name is kept only
+// when it holds exactly these bytes: it may be the damaged copy that sent
+// a reader to rebuild. A replacement has the same content, so a reader
+// holding the old one reads the same claims or handoffs.
 func (c *cache) writeNamed(prefix, kind string, payload []byte, keep string) (string, error) {
 	name := contentName(prefix, payload)
 	p := filepath.Join(c.dir, name)
-	tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
-	if err := os.WriteFile(tmp, seal(payload, kind, ""), 0o666); err != nil {
-		return "", err
-	}
-	if err := os.Rename(tmp, p); err != nil {
-		os.Remove(tmp)
-		return "", err
+	sealed := seal(payload, kind, "")
+	if old, err := os.ReadFile(p); err != nil || !bytes.Equal(old, sealed) {
+		tmp := fmt.Sprintf("%s.%d.tmp", p, os.Getpid())
+		if err := os.WriteFile(tmp, sealed, 0o666); err != nil {
+			return "", err
+		}
+		if err := os.Rename(tmp, p); err != nil {
+			os.Remove(tmp)
+			return "", err
+		}
 	}
 	// Files older than the one the previous state named go: a reader may
 	// hold that state still.

@@ -270,3 +270,85 @@ func TestTruncatedMappedClaimsFile(t *testing.T) {
 		t.Skip("the truncated mapping still reads (not a mapped file on this system)")
 	}
 }
+
+// Writers in parallel (each a Ledger of its own, as processes are) cross
+// several claims files while readers load the cache; the claims every one
+// of them ends with are the ones a rebuild from the ledger finds.
+func TestParallelAppendsAcrossClaimsFiles(t *testing.T) {
+	now := t0
+	_, cs := network(t, 1, &now)
+	c := cs[0]
+	const writers, each = 3, 24
+	done := make(chan error, writers+1)
+	stop := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-stop:
+				done <- nil
+				return
+			default:
+			}
+			l, err := Open(c.common(), func() time.Time { return t0 })
+			if err == nil {
+				_, err = l.Read()
+				l.Close()
+			}
+			if err != nil {
+				done <- err
+				return
+			}
+		}
+	}()
+	for w := 0; w < writers; w++ {
+		go func(w int) {
+			tool := fmt.Sprint("w", w)
+			for i := 0; i < each; i++ {
+				l, err := Open(c.common(), func() time.Time { return t0 })
+				if err != nil {
+					done <- err
+					return
+				}
+				scope := fmt.Sprintf("file:par/%d/%d.go", w, i)
+				if _, err := l.Append(Claim(ClaimRequest{Owner: Owner{Tool: tool}, Scopes: []string{scope}})); err != nil {
+					done <- err
+					return
+				}
+				if i%3 == 2 { // release every third
+					if _, err := l.Append(Release(Owner{Tool: tool}, nil, []string{scope}, "")); err != nil {
+						done <- err
+						return
+					}
+				}
+				l.Close()
+			}
+			done <- nil
+		}(w)
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	ids := func(st *State) []string {
+		var out []string
+		for _, f := range st.SortedClaims() {
+			out = append(out, f.ID)
+		}
+		return out
+	}
+	cached := ids(c.state(t))
+	if len(cached) != writers*each*2/3 {
+		t.Errorf("%d open claims, want %d", len(cached), writers*each*2/3)
+	}
+	if err := os.RemoveAll(filepath.Join(c.common(), "rally", "cache")); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt := ids(c.state(t)); !reflect.DeepEqual(cached, rebuilt) {
+		t.Errorf("claims from the cache differ from a rebuild:\n%v\n%v", cached, rebuilt)
+	}
+}

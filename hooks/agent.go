@@ -95,18 +95,16 @@ func (a *agentRun) identityInput() json.RawMessage {
 	if a.host.name != Gemini || a.p.ToolName != "run_shell_command" || a.inv.Getenv("RALLY_TOOL") != "" {
 		return nil
 	}
-	var in struct {
-		Command string `json:"command"`
-	}
-	if json.Unmarshal(a.p.ToolInput, &in) != nil || !strings.Contains(in.Command, "rally") {
+	command, _ := a.p.ToolInput.Command.(string)
+	if !strings.Contains(command, "rally") {
 		return nil
 	}
 	tag := SessionTag(a.host.name, a.p.SessionID)
-	if tag == "" || strings.Contains(in.Command, "RALLY_TOOL=") {
+	if tag == "" || strings.Contains(command, "RALLY_TOOL=") {
 		return nil
 	}
 	tool := a.host.tool + ":" + tag
-	out, err := json.Marshal(map[string]string{"command": "export RALLY_TOOL='" + tool + "'; " + in.Command})
+	out, err := json.Marshal(map[string]string{"command": "export RALLY_TOOL='" + tool + "'; " + command})
 	if err != nil {
 		return nil
 	}
@@ -305,7 +303,7 @@ func (a *agentRun) afterTool() Answer {
 	if a.host.name == Cursor {
 		if a.p.FilePath != "" && a.p.ToolName == "" {
 			a.p.ToolName = "Write"
-			a.p.ToolInput, _ = json.Marshal(map[string]string{"file_path": a.p.FilePath})
+			a.p.ToolInput = toolInput{FilePath: a.p.FilePath}
 		}
 		a.checkEdit()
 		return a.answer(a.host.quiet())

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,26 +11,44 @@ import (
 // payload is the part of a host's hook input rally reads. Claude Code,
 // Codex and Gemini CLI share these field names.
 type payload struct {
-	SessionID string          `json:"session_id"`
-	Cwd       string          `json:"cwd"`
-	Event     string          `json:"hook_event_name"`
-	Source    string          `json:"source"`
-	ToolName  string          `json:"tool_name"`
-	ToolInput json.RawMessage `json:"tool_input"`
-	Reason    string          `json:"reason"` // SessionEnd
+	SessionID string    `json:"session_id"`
+	Cwd       string    `json:"cwd"`
+	Event     string    `json:"hook_event_name"`
+	Source    string    `json:"source"`
+	ToolName  string    `json:"tool_name"`
+	ToolInput toolInput `json:"tool_input"`
+	Reason    string    `json:"reason"` // SessionEnd
 
 	// Cursor names these differently and sends a shell command flat.
 	ConversationID string   `json:"conversation_id"`
 	WorkspaceRoots []string `json:"workspace_roots"`
 	Command        string   `json:"command"`
 	FilePath       string   `json:"file_path"`
+
+	badInput bool // tool_input is not what rally reads: no paths from it
+}
+
+// toolInput is the part of a tool call's arguments rally reads. It is
+// decoded with the rest of the payload, in one pass: a Write carries the
+// whole file, which rally reads past once, never again.
+type toolInput struct {
+	FilePath     string `json:"file_path"`
+	NotebookPath string `json:"notebook_path"`
+	Path         string `json:"path"`
+	Command      any    `json:"command"` // a script, or an argv
 }
 
 // parsePayload reads the host's JSON; anything else is no payload.
 func parsePayload(b []byte) (payload, bool) {
 	var p payload
 	if err := json.Unmarshal(b, &p); err != nil {
-		return payload{}, false
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) || te.Field != "tool_input" && !strings.HasPrefix(te.Field, "tool_input.") {
+			return payload{}, false
+		}
+		// Arguments of a shape rally does not know: the call is
+		// allowed unchecked, as a tool rally does not know is.
+		p.ToolInput, p.badInput = toolInput{}, true
 	}
 	if p.SessionID == "" {
 		p.SessionID = p.ConversationID
@@ -48,15 +67,10 @@ const maxPaths = 256
 // not know, or a shell command that writes nothing rally can read
 // (ShellPaths), gives none: it is allowed unchecked.
 func editPaths(host string, p payload) []string {
-	var in struct {
-		FilePath     string `json:"file_path"`
-		NotebookPath string `json:"notebook_path"`
-		Path         string `json:"path"`
-		Command      any    `json:"command"`
-	}
-	if len(p.ToolInput) > 0 && json.Unmarshal(p.ToolInput, &in) != nil {
+	if p.badInput {
 		return nil
 	}
+	in := p.ToolInput
 	if p.Command != "" && in.Command == nil {
 		in.Command = p.Command // Cursor's beforeShellExecution
 	}

@@ -78,6 +78,13 @@ func TestEditPaths(t *testing.T) {
 	if _, ok := parsePayload([]byte(`{"tool_name":`)); ok {
 		t.Error("truncated JSON parsed")
 	}
+	// Arguments of another shape: the payload stands, with no paths.
+	if p, ok := parsePayload([]byte(`{"session_id":"s1","tool_name":"Edit","tool_input":{"file_path":5,"path":"/r/x.go"}}`)); !ok || p.SessionID != "s1" || editPaths(Claude, p) != nil {
+		t.Errorf("tool_input of another shape: %+v, %v", p, ok)
+	}
+	if _, ok := parsePayload([]byte(`{"session_id":5,"tool_name":"Edit","tool_input":{"file_path":"/r/a.go"}}`)); ok {
+		t.Error("a payload whose session_id is a number parsed")
+	}
 }
 
 func TestSessionTag(t *testing.T) {

@@ -111,6 +111,7 @@ type RefLock struct {
 	queue     *os.File
 	lock      *os.File
 	committed bool
+	sync      bool // fsync the lock file before the rename (Store.Fsync)
 	// RemovedStale reports that a <ref>.lock a dead rally process left was
 	// removed on the way in.
 	RemovedStale bool
@@ -142,7 +143,8 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &RefLock{name: name, path: filepath.Join(st.CommonDir, filepath.FromSlash(name)), commonDir: st.CommonDir, queue: q}
+	l := &RefLock{name: name, path: filepath.Join(st.CommonDir, filepath.FromSlash(name)), commonDir: st.CommonDir, queue: q,
+		sync: st.Fsync.Refs}
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o777); err != nil {
 		l.release()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
@@ -329,14 +331,15 @@ func staleOwnLock(rallyDir, p string) (string, bool) {
 	return legacy, !processAlive(pid, start, boot)
 }
 
-// Commit publishes the new value: write it into the lock file, fsync, and
-// rename the lock file over the ref.
+// Commit publishes the new value: write it into the lock file, fsync it
+// when git's core.fsync asks for refs (Store.Fsync), and rename the lock
+// file over the ref.
 func (l *RefLock) Commit(h Hash) error {
 	if l.lock == nil {
 		return fmt.Errorf("updating %s: lock not held", l.name)
 	}
 	_, err := l.lock.WriteString(h.String() + "\n")
-	if err == nil {
+	if err == nil && l.sync {
 		err = l.lock.Sync()
 	}
 	if cerr := l.lock.Close(); err == nil {

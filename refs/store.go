@@ -69,11 +69,16 @@ type Store struct {
 	CommonDir string
 	// Signer, when set, signs every commit the store writes (sign.go).
 	Signer Signer
-	s      *filesystem.Storage
+	// Fsync is what the store fsyncs, as git's core.fsync (FsyncOf);
+	// the zero value is git's default: no loose object, no ref.
+	Fsync Fsync
+	s     *filesystem.Storage
 	// journal lists every object put since the last Ensure, with its
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.
 	journal []journaled
+	// gcProbe replaces gcRunning in tests.
+	gcProbe func() bool
 }
 
 type journaled struct {
@@ -128,7 +133,7 @@ func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte)
 		if _, err := os.Lstat(final); err == nil {
 			return nil // content-addressed: already there
 		}
-		err := writeOnce(dir, final, t, data)
+		err := writeOnce(dir, final, t, data, st.Fsync.Objects)
 		// `git prune` (git gc) removes temporary object files, and
 		// `git prune-packed` empty fan-out directories, under a writer:
 		// start again.
@@ -138,12 +143,15 @@ func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte)
 	}
 }
 
-func writeOnce(dir, final string, t plumbing.ObjectType, data []byte) error {
+func writeOnce(dir, final string, t plumbing.ObjectType, data []byte, sync bool) error {
 	f, err := createTemp(dir, "tmp_obj_")
 	if err != nil {
 		return fmt.Errorf("writing %s object: %w", t, err)
 	}
 	werr := encodeLoose(f, t, data)
+	if werr == nil && sync {
+		werr = f.Sync()
+	}
 	if err := f.Close(); werr == nil {
 		werr = err
 	}
@@ -167,16 +175,27 @@ const gcWait = 30 * time.Second
 // `git gc --prune=now`) that read the refs before the move may delete
 // them until it ends. While git gc runs (its gc.pid lock exists), the
 // objects are checked again until it is done.
+//
+// Whether a gc runs is asked before each pass over the objects, not after:
+// a gc that deletes an object just after a pass saw it and then ends would
+// otherwise look finished to the check that follows, and the object stay
+// lost. Seen not running before a pass, no gc can delete anything the
+// pass finds: a gc that starts later reads the moved ref.
 func (st *Store) Ensure() error {
 	defer func() { st.journal = st.journal[:0] }()
 	deadline := time.Now().Add(gcWait)
+	running := st.gcRunning
+	if st.gcProbe != nil {
+		running = st.gcProbe
+	}
 	for {
+		gc := running()
 		for _, j := range st.journal {
 			if err := st.writeLoose(j.t, j.h, j.data); err != nil {
 				return err
 			}
 		}
-		if !st.gcRunning() || time.Now().After(deadline) {
+		if !gc || time.Now().After(deadline) {
 			return nil
 		}
 		// Short: until an object is written back, a reader (another

@@ -32,6 +32,8 @@ func main() {
 		err = runProfile(os.Args[2:])
 	case "report":
 		err = runReport(os.Args[2:])
+	case "rusage":
+		err = runRusage(os.Args[2:])
 	case "writers":
 		err = runWriters(os.Args[2:])
 	case "signab":

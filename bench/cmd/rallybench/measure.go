@@ -392,27 +392,57 @@ func (m *measurer) direct(args ...string) error {
 }
 
 // proc runs one process in the repository, times it and keeps its
-// maximum resident set (wait4's rusage: the largest of the process and
-// the children it waited for, so git's and git-rally's under `git rally`).
+// maximum resident set. The rusage wait4 returns counts, as the child's,
+// the resident set of the process that started it up to its exec (Go
+// starts children with vfork, sharing its memory until then): taken
+// here, it would be this process's, tens of MiB. So a fresh rallybench
+// ("rusage", a few MiB) starts the process, times it and reports wait4's
+// figures for it.
 func (m *measurer) proc(env []string, name string, args ...string) (time.Duration, error) {
-	cmd := exec.Command(name, args...)
+	self, err := os.Executable()
+	if err != nil {
+		return 0, err
+	}
+	cmd := exec.Command(self, append([]string{"rusage", name}, args...)...)
 	cmd.Dir = m.dir
 	if len(env) > 0 {
 		cmd.Env = append(os.Environ(), env...)
 	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return 0, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+	}
+	var ns, kb int64
+	if _, err := fmt.Sscanf(out.String(), "%d %d", &ns, &kb); err != nil {
+		return 0, fmt.Errorf("rusage %s: %q: %v", name, out.String(), err)
+	}
+	m.lastRSS = float64(kb) / 1024
+	return time.Duration(ns), nil
+}
+
+// runRusage is "rallybench rusage <command> <args>": it runs the command
+// (its output discarded) and prints its wall time in ns and its maximum
+// resident set in KiB, from wait4.
+func runRusage(args []string) error {
+	if len(args) == 0 {
+		return fmt.Errorf("rusage needs a command")
+	}
+	cmd := exec.Command(args[0], args[1:]...)
+	var errb bytes.Buffer
+	cmd.Stderr = &errb
 	t := time.Now()
 	err := cmd.Run()
 	d := time.Since(t)
 	if err != nil {
-		return d, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, errb.String())
+		return fmt.Errorf("%s: %v: %s", strings.Join(args, " "), err, errb.String())
 	}
-	m.lastRSS = 0
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		m.lastRSS = float64(ru.Maxrss) / 1024 // KiB on Linux
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return fmt.Errorf("no rusage")
 	}
-	return d, nil
+	fmt.Printf("%d %d\n", d.Nanoseconds(), ru.Maxrss) // KiB on Linux
+	return nil
 }
 
 func timeIt(fn func() error) (time.Duration, error) {

@@ -17,6 +17,9 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
+// writersEnv is added to the writers' environment.
+var writersEnv = []string{"RALLY_AUTOPACK=1"}
+
 // writersResult is one run of concurrent writers.
 type writersResult struct {
 	appends   int
@@ -36,7 +39,11 @@ func runWriters(args []string) error {
 	n := fl.Int("writers", 8, "concurrent writer processes")
 	each := fl.Int("each", 200, "appends per writer")
 	runs := fl.Int("runs", 1, "runs, one after the other")
+	autopack := fl.Bool("autopack", true, "leave rally's background pack on (RALLY_AUTOPACK=1), as in use")
 	fl.Parse(args)
+	if !*autopack {
+		writersEnv = []string{"RALLY_AUTOPACK=0"}
+	}
 	if *dir == "" {
 		return fmt.Errorf("writers needs -dir")
 	}
@@ -70,7 +77,7 @@ func writers(dir, bin string, n, each int, tag string) (writersResult, error) {
 	if err != nil {
 		return writersResult{}, err
 	}
-	env := []string{"RALLY_AUTOPACK=1"}
+	env := writersEnv
 	var mu sync.Mutex
 	var res writersResult
 	var acked []string
