@@ -68,6 +68,15 @@ func identFields(f *Fact) []string {
 // Printable reports whether s has no control, format (bidi, zero-width)
 // or invalid characters: what an identifier may hold.
 func Printable(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f {
+			return printableRunes(s[i:])
+		}
+	}
+	return true
+}
+
+func printableRunes(s string) bool {
 	for _, r := range s {
 		if isHidden(r) {
 			return false
@@ -81,6 +90,9 @@ func Printable(s string) bool {
 // overrides and isolates, zero-width characters, the BOM), line and
 // paragraph separators, and decoding errors.
 func isHidden(r rune) bool {
+	if r < 0x80 { // no ASCII character is of class Cf: the common case costs two compares
+		return r < ' ' || r == 0x7f
+	}
 	return r < ' ' || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == unicode.ReplacementChar ||
 		unicode.Is(unicode.Cf, r) || r == '\u2028' || r == '\u2029'
 }

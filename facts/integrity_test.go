@@ -3,6 +3,7 @@ package facts
 import (
 	"math/rand"
 	"testing"
+	"unicode"
 )
 
 // The struct fast path and the general map path agree on every fact.
@@ -71,6 +72,30 @@ func TestCheckStored(t *testing.T) {
 			t.Errorf("%s: %v, want no problem", c.name, got)
 		case c.code != "" && (got == nil || got.Code != c.code):
 			t.Errorf("%s: %v, want %s", c.name, got, c.code)
+		}
+	}
+}
+
+// The ASCII shortcut of isHidden answers what the Unicode tables answer.
+func TestIsHiddenASCII(t *testing.T) {
+	for r := rune(0); r < 0x80; r++ {
+		want := r < ' ' || r == 0x7f || unicode.Is(unicode.Cf, r)
+		if isHidden(r) != want {
+			t.Errorf("isHidden(%U) = %v, want %v", r, !want, want)
+		}
+		if Printable(string(r)) == want {
+			t.Errorf("Printable(%q) = %v", string(r), !want)
+		}
+	}
+	for _, s := range []string{"plain", "tab\there", "ünï", "a\u202eb", "x\x7f", "\u00ad", "ok:file/x.go"} {
+		slow := true
+		for _, r := range s {
+			if isHidden(r) {
+				slow = false
+			}
+		}
+		if Printable(s) != slow {
+			t.Errorf("Printable(%q) = %v, want %v", s, !slow, slow)
 		}
 	}
 }

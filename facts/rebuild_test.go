@@ -162,6 +162,25 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 				if got, ok := l.cache.mirrorBytes(st); !ok || !bytes.Equal(got, mirror) {
 					t.Fatalf("%s: mirror differs (%v): %d bytes, want %d", what, ok, len(got), len(mirror))
 				}
+				// The index written with it answers as the facts do.
+				var claims []*Fact
+				for _, f := range sortedCopy(all) {
+					if f.Kind == KindClaim && f.Tool == "b" {
+						claims = append(claims, f)
+					}
+				}
+				got, ok := l.cache.indexTail(st, 5, KindClaim, "b")
+				if len(claims) > 5 {
+					claims = claims[len(claims)-5:]
+				}
+				if !ok || len(got) != len(claims) {
+					t.Fatalf("%s: the index gives %d claims by b (%v), want %d", what, len(got), ok, len(claims))
+				}
+				for i := range got {
+					if got[i].ID != claims[i].ID {
+						t.Fatalf("%s: claim %d from the index is %s, want %s", what, i, got[i].ID, claims[i].ID)
+					}
+				}
 			}
 			cold := func() (*Ledger, *State) {
 				t.Helper()

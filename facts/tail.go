@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"sort"
 )
@@ -21,7 +22,7 @@ func (l *Ledger) Tail(n int, keep func(*Fact) bool) ([]*Fact, error) {
 // any), in (clock, id) order. It reads the mirror's index from its end
 // and decodes only the facts the index says match: `log -n 10 --kind
 // claim` costs ten decodes whatever the ledger's size. n <= 0 means
-// every such fact.
+// every such fact (and decodes those only).
 func (l *Ledger) TailOf(n int, kind, tool string) ([]*Fact, error) {
 	var keep func(*Fact) bool
 	if kind != "" || tool != "" {
@@ -41,6 +42,12 @@ func (l *Ledger) tail(n int, kind, tool string, keep func(*Fact) bool) ([]*Fact,
 	}
 	if n > 0 && (keep == nil || kind != "" || tool != "") {
 		if fs, ok := l.cache.indexTail(st, n, kind, tool); ok {
+			return fs, nil
+		}
+	}
+	if n <= 0 && (kind != "" || tool != "") {
+		// Every fact of a kind or a tool: only those are decoded.
+		if fs, ok := l.cache.indexTail(st, math.MaxInt, kind, tool); ok {
 			return fs, nil
 		}
 	}

@@ -143,6 +143,26 @@ func TestIndexReadsDoNotGrow(t *testing.T) {
 					t.Fatalf("n=%d %s: fact %d is %s, want %s", n, name, i, got[i].ID, want[i].ID)
 				}
 			}
+			if q.kind == "" && q.tool == "" {
+				continue
+			}
+			// Without -n: every such fact, and only those decoded.
+			var every []*Fact
+			for _, f := range all {
+				if (q.kind == "" || f.Kind == q.kind) && (q.tool == "" || f.Tool == q.tool) {
+					every = append(every, f)
+				}
+			}
+			before = linesDecoded.Load()
+			got, err = l.TailOf(0, q.kind, q.tool)
+			if err != nil || len(got) != len(every) || linesDecoded.Load()-before != int64(len(every)) {
+				t.Fatalf("n=%d %s without -n: %d facts (%v) decoding %d, want %d", n, name, len(got), err, linesDecoded.Load()-before, len(every))
+			}
+			for i := range every {
+				if got[i].ID != every[i].ID {
+					t.Fatalf("n=%d %s without -n: fact %d is %s, want %s", n, name, i, got[i].ID, every[i].ID)
+				}
+			}
 		}
 		for _, f := range []*Fact{all[0], all[n/2], all[n-1]} {
 			before, read := linesDecoded.Load(), mirrorRead.Load()

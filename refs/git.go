@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 )
 
@@ -37,6 +38,15 @@ func Git(dir string, env []string, args ...string) (string, error) {
 // tests use it to show that work stays linear.
 var GitCount int
 
+var gitCountMu sync.Mutex
+
+// countGit counts a git process; cat-file streams start several at once.
+func countGit() {
+	gitCountMu.Lock()
+	GitCount++
+	gitCountMu.Unlock()
+}
+
 // GitInput is Git with stdin.
 func GitInput(dir string, env []string, stdin []byte, args ...string) (string, error) {
 	return runGit(dir, env, stdin, nil, args)
@@ -50,7 +60,7 @@ func GitProgress(dir string, env []string, progress io.Writer, args ...string) (
 }
 
 func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []string) (string, error) {
-	GitCount++
+	countGit()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	if len(env) > 0 {
@@ -80,7 +90,7 @@ func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []s
 // GitBackground starts git in its own session, detached from this process
 // (stdin, stdout and stderr to /dev/null), and does not wait for it.
 func GitBackground(dir string, args ...string) error {
-	GitCount++
+	countGit()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -99,7 +109,7 @@ func GitStream(dir string, env []string, stdin []byte, read func(io.Reader) erro
 
 // gitStreamFrom is GitStream with its input read from stdin.
 func gitStreamFrom(dir string, env []string, stdin io.Reader, read func(io.Reader) error, args ...string) error {
-	GitCount++
+	countGit()
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir
 	if len(env) > 0 {

@@ -77,6 +77,8 @@ type Store struct {
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.
 	journal []journaled
+	// gcProbe replaces gcRunning in tests.
+	gcProbe func() bool
 }
 
 type journaled struct {
@@ -173,16 +175,27 @@ const gcWait = 30 * time.Second
 // `git gc --prune=now`) that read the refs before the move may delete
 // them until it ends. While git gc runs (its gc.pid lock exists), the
 // objects are checked again until it is done.
+//
+// Whether a gc runs is asked before each pass over the objects, not after:
+// a gc that deletes an object just after a pass saw it and then ends would
+// otherwise look finished to the check that follows, and the object stay
+// lost. Seen not running before a pass, no gc can delete anything the
+// pass finds: a gc that starts later reads the moved ref.
 func (st *Store) Ensure() error {
 	defer func() { st.journal = st.journal[:0] }()
 	deadline := time.Now().Add(gcWait)
+	running := st.gcRunning
+	if st.gcProbe != nil {
+		running = st.gcProbe
+	}
 	for {
+		gc := running()
 		for _, j := range st.journal {
 			if err := st.writeLoose(j.t, j.h, j.data); err != nil {
 				return err
 			}
 		}
-		if !st.gcRunning() || time.Now().After(deadline) {
+		if !gc || time.Now().After(deadline) {
 			return nil
 		}
 		// Short: until an object is written back, a reader (another

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 func gitRepo(t *testing.T) string {
@@ -326,5 +328,44 @@ func TestStreamBlobs(t *testing.T) {
 	}
 	if err := st.StreamBlobs(append(hs, Hash{9}), func(int, []byte) {}); err == nil {
 		t.Fatalf("a missing blob streamed without error")
+	}
+}
+
+// A gc that deletes an object right after Ensure's pass saw it, and then
+// ends, must not leave it deleted: Ensure asks whether a gc runs before a
+// pass, so the pass after that gc ended writes the object back.
+func TestEnsureAfterGCEnds(t *testing.T) {
+	gd := gitRepo(t)
+	st, err := Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	h, err := st.WriteBlob([]byte("acknowledged\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, path := st.loosePath(plumbing.Hash(h))
+	probes := 0
+	st.gcProbe = func() bool {
+		probes++
+		if probes == 1 {
+			return true // a gc with --prune=now runs
+		}
+		// Between the first pass and this probe the gc pruned the
+		// object and exited.
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		return false
+	}
+	if err := st.Ensure(); err != nil {
+		t.Fatal(err)
+	}
+	if probes != 2 {
+		t.Fatalf("gc probed %d times, want 2", probes)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("the object a gc pruned before it ended is gone: %v", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/tidwall/gjson"
+	"github.com/tidwall/pretty"
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/hooks"
@@ -213,13 +214,27 @@ func addJSONFlags(c *cobra.Command, j *jsonFlags) {
 
 func (j *jsonFlags) on() bool { return j.json || j.query != "" }
 
+// indentedJSON encodes v as encoding/json's Encoder does with
+// SetIndent("", "  ") and no HTML escaping, byte for byte: compact, then
+// indented by tidwall/pretty, which indents twice as fast as json.Indent
+// (a room of 1,600 claims is 600 KB). Width 1 keeps every non-empty
+// array and object on lines of their own, as json.Indent does.
+func indentedJSON(v any) (*bytes.Buffer, error) {
+	var compact bytes.Buffer
+	enc := json.NewEncoder(&compact)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.NewBuffer(pretty.PrettyOptions(bytes.TrimSuffix(compact.Bytes(), []byte("\n")), jsonIndent)), nil
+}
+
+var jsonIndent = &pretty.Options{Width: 1, Indent: "  "}
+
 // printJSON writes v as indented JSON, or the part --query selects.
 func (f *factory) printJSON(j *jsonFlags, v any) error {
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
+	buf, err := indentedJSON(v)
+	if err != nil {
 		return err
 	}
 	if j.query == "" {

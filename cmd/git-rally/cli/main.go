@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -148,6 +149,9 @@ var hotCommands = map[string]func(*factory) *cobra.Command{
 	"version": newCmdVersion,
 }
 
+// hotGCPercent is GOGC for the hot commands.
+const hotGCPercent = 400
+
 // fullTree forces the whole tree (tests compare the two).
 var fullTree = false
 
@@ -155,6 +159,10 @@ var fullTree = false
 func newTree(f *factory, args []string) *cobra.Command {
 	if len(args) > 0 && !fullTree {
 		if mk, ok := hotCommands[args[0]]; ok && !wantsHelp(args) {
+			// A hot command lives for milliseconds: collecting while
+			// it encodes a large room costs more than the memory a
+			// collection would free (a rebuild lowers it again).
+			debug.SetGCPercent(hotGCPercent)
 			root := newRoot(f)
 			root.AddCommand(mk(f))
 			guardGroups(root)
