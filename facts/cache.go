@@ -342,13 +342,19 @@ func (c *cache) mirrorPath(gen int) string {
 	return filepath.Join(c.dir, fmt.Sprintf("facts-%d.jsonl", gen))
 }
 
-// mirrorBytes returns the mirror's lines for the saved state.
-func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
+// openMirror opens the mirror of the saved state, when that state is st's.
+func (c *cache) openMirror(st *State) (*os.File, bool) {
 	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
 		return nil, false
 	}
 	f, err := os.Open(c.mirrorPath(c.saved.Gen))
-	if err != nil {
+	return f, err == nil
+}
+
+// mirrorBytes returns the mirror's lines for the saved state.
+func (c *cache) mirrorBytes(st *State) ([]byte, bool) {
+	f, ok := c.openMirror(st)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()

@@ -552,11 +552,8 @@ func (cw *crcWriter) Write(p []byte) (int, error) {
 // streamed: it is believed only when its length, CRC and line count are
 // st's.
 func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
-	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
-		return nil, false
-	}
-	f, err := os.Open(c.mirrorPath(c.saved.Gen))
-	if err != nil {
+	f, ok := c.openMirror(st)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()

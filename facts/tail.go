@@ -5,7 +5,6 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
-	"os"
 	"sort"
 )
 
@@ -79,11 +78,8 @@ var tailChunk = 64 << 10
 // tail reads the mirror of st backwards in chunks. The whole file is
 // first checked against its CRC, streamed, so memory stays at a chunk.
 func (c *cache) tail(st *State, n int, keep func(*Fact) bool) ([]*Fact, bool) {
-	if c.saved == nil || c.saved.State == nil || c.saved.State.Head != st.Head {
-		return nil, false
-	}
-	f, err := os.Open(c.mirrorPath(c.saved.Gen))
-	if err != nil {
+	f, ok := c.openMirror(st)
+	if !ok {
 		return nil, false
 	}
 	defer f.Close()

@@ -75,11 +75,7 @@ func (m *measurer) floor() (time.Duration, error) {
 	if segNum < 0 {
 		segNum = 0
 	}
-	f := &facts.Fact{V: 1, Kind: facts.KindClaim, Tool: "bench:floor", At: facts.FormatTime(now), Clock: int64(m.round + 1),
-		Scopes: []string{fmt.Sprintf("file:src/bench/floor-%s-%s-%d.go", m.scenario, m.size, m.round)},
-		Access: facts.Exclusive, LeaseS: 1800}
-	f.Seal()
-	msg := f.Summary()
+	f, msg := m.floorFact("floor", now)
 
 	t0 := time.Now()
 	blob, err := refs.GitInput(m.dir, nil, f.Raw, "hash-object", "-w", "--stdin")
@@ -139,6 +135,16 @@ func lsTree(dir, tree string) (map[string]string, error) {
 	return es, nil
 }
 
+// floorFact is the claim a floor appends (its tool bench:<name>, a file of
+// its own per round), sealed, and its commit message.
+func (m *measurer) floorFact(name string, now time.Time) (*facts.Fact, string) {
+	f := &facts.Fact{V: 1, Kind: facts.KindClaim, Tool: "bench:" + name, At: facts.FormatTime(now), Clock: int64(m.round + 1),
+		Scopes: []string{fmt.Sprintf("file:src/bench/%s-%s-%s-%d.go", name, m.scenario, m.size, m.round)},
+		Access: facts.Exclusive, LeaseS: 1800}
+	f.Seal()
+	return f, f.Summary()
+}
+
 func mktree(dir string, es map[string]string) (string, error) {
 	lines := make([]string, 0, len(es))
 	for _, l := range es {
@@ -166,11 +172,7 @@ func (m *measurer) floor4() (time.Duration, error) {
 		old = base.String()
 	}
 	now := time.Now().UTC()
-	f := &facts.Fact{V: 1, Kind: facts.KindClaim, Tool: "bench:floor4", At: facts.FormatTime(now), Clock: int64(m.round + 1),
-		Scopes: []string{fmt.Sprintf("file:src/bench/floor4-%s-%s-%d.go", m.scenario, m.size, m.round)},
-		Access: facts.Exclusive, LeaseS: 1800}
-	f.Seal()
-	msg := f.Summary()
+	f, msg := m.floorFact("floor4", now)
 
 	t0 := time.Now()
 	blob, err := refs.GitInput(m.dir, nil, f.Raw, "hash-object", "-w", "--stdin")
