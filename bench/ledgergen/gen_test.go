@@ -10,7 +10,9 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-func TestBuild(t *testing.T) {
+// newLedger opens the ledger of a fresh repository.
+func newLedger(t *testing.T) *facts.Ledger {
+	t.Helper()
 	dir := t.TempDir()
 	if _, err := refs.Git(dir, nil, "init", "-q", "."); err != nil {
 		t.Fatal(err)
@@ -19,7 +21,12 @@ func TestBuild(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer l.Close()
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+func TestBuild(t *testing.T) {
+	l := newLedger(t)
 	end := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	st, err := ledgergen.Build(l, ledgergen.Options{Facts: 600, Seed: 3, End: end, MaxBatch: 300})
 	if err != nil {

@@ -1,24 +1,13 @@
 package ledgergen_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/git-rally/git-rally/bench/ledgergen"
-	"github.com/git-rally/git-rally/facts"
-	"github.com/git-rally/git-rally/refs"
 )
 
 func TestSetOpenClaims(t *testing.T) {
-	dir := t.TempDir()
-	if _, err := refs.Git(dir, nil, "init", "-q", "."); err != nil {
-		t.Fatal(err)
-	}
-	l, err := facts.Open(filepath.Join(dir, ".git"), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
+	l := newLedger(t)
 	if _, err := ledgergen.Build(l, ledgergen.Options{Facts: 400, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,21 +19,18 @@ import (
 // cheapest possible plumbing append. It writes its own chain on
 // refs/rally/floor so the ledger and rally's cache are left alone.
 func (m *measurer) floor() (time.Duration, error) {
-	base := m.floorTip
+	var base refs.Hash
 	old := ""
 	if m.reset {
 		base = m.packedHead
 		if _, err := refs.Git(m.dir, nil, "update-ref", "-d", floorRef); err != nil {
 			return 0, err
 		}
-	} else if base.IsZero() {
-		h, err := m.head()
-		if err != nil {
+	} else {
+		var err error
+		if base, old, err = m.chainBase(m.floorTip); err != nil {
 			return 0, err
 		}
-		base = h
-	} else {
-		old = base.String()
 	}
 	now := time.Now().UTC()
 	dirs := facts.LayoutDirs(now)
@@ -135,6 +132,17 @@ func lsTree(dir, tree string) (map[string]string, error) {
 	return es, nil
 }
 
+// chainBase is where a floor's next commit goes: on its own chain's tip,
+// or, before its first, on the ledger's head with no old value for
+// update-ref (the floor's ref does not exist yet).
+func (m *measurer) chainBase(tip refs.Hash) (base refs.Hash, old string, err error) {
+	if !tip.IsZero() {
+		return tip, tip.String(), nil
+	}
+	base, err = m.head()
+	return base, "", err
+}
+
 // floorFact is the claim a floor appends (its tool bench:<name>, a file of
 // its own per round), sealed, and its commit message.
 func (m *measurer) floorFact(name string, now time.Time) (*facts.Fact, string) {
@@ -161,15 +169,9 @@ func mktree(dir string, es map[string]string) (string, error) {
 // keeps its own chain on refs/rally/floor4, so it reads nothing before
 // the clock starts but the fact it encodes.
 func (m *measurer) floor4() (time.Duration, error) {
-	base, old := m.floor4Tip, ""
-	if base.IsZero() {
-		h, err := m.head()
-		if err != nil {
-			return 0, err
-		}
-		base = h
-	} else {
-		old = base.String()
+	base, old, err := m.chainBase(m.floor4Tip)
+	if err != nil {
+		return 0, err
 	}
 	now := time.Now().UTC()
 	f, msg := m.floorFact("floor4", now)
