@@ -259,22 +259,27 @@ type factBlob struct {
 	hash      refs.Hash
 }
 
-// factList lists the fact blobs of a tree in the order diff gives.
+// factList lists the fact blobs of a tree in the order ls-tree gives.
+// It grows while the blobs already listed are read and decoded on other
+// goroutines: mu guards it.
 type factList struct {
+	mu    sync.RWMutex
 	blobs []factBlob
 	names []byte
 }
 
 func (fl *factList) path(i int) string {
+	fl.mu.RLock()
+	defer fl.mu.RUnlock()
 	b := fl.blobs[i]
 	return b.dir + "/" + string(fl.names[b.name:b.name+b.len])
 }
 
-// listFacts lists the fact blobs under tree with one git ls-tree. Of the
-// trees, it keeps only those along the newest path (the ones the state
-// file carries: cache.headPath), not the whole ledger's.
-func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
-	fl := &factList{}
+// listFacts lists the fact blobs under tree with one git ls-tree into
+// fl, calling found with each one's index and id as ls-tree names it. Of
+// the trees, it keeps only those along the newest path (the ones the
+// state file carries: cache.headPath), not the whole ledger's.
+func (l *Ledger) listFacts(tree refs.Hash, fl *factList, found func(i int, h refs.Hash)) error {
 	// The newest path: its directories, root first, their ids and
 	// entries. A directory is on it when it is the greatest of its
 	// parent's, and its parent is on it (at the root: facts/).
@@ -306,17 +311,21 @@ func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
 			}
 		}
 		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+			fl.mu.Lock()
+			i := len(fl.blobs)
 			fl.blobs = append(fl.blobs, factBlob{dir, uint32(len(fl.names)), uint32(len(name)), h})
 			fl.names = append(fl.names, name...)
+			fl.mu.Unlock()
+			found(i, h)
 		}
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, lv := range head {
 		l.cache.remember(lv.hash, lv.entries)
 	}
-	return fl, nil
+	return nil
 }
 
 // rebuildGCPercent is the collector's GOGC while a rebuild runs. What a
@@ -338,15 +347,12 @@ func lowGC() func() {
 }
 
 // readStore reads and checks every fact blob under tree into a line
-// store, with the warnings parseBlobs gives, in the same order.
+// store, with the warnings parseBlobs gives, in the same order. From the
+// BatchThreshold-th blob on, the blobs are read by cat-file (refs.BlobStream)
+// and decoded on the other cores while ls-tree still lists the tree.
 func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
-	fl, err := l.listFacts(tree)
-	if err != nil {
-		return nil, err
-	}
-	bs := fl.blobs
-	newStore := func() *lineStore { return &lineStore{keys: make([]lineKey, 0, len(bs)+len(bs)/8)} }
-	ls := newStore()
+	fl := &factList{}
+	ls := &lineStore{}
 	warns := map[int][]string{}
 	store := func(i int, fs []*Fact, w []string) {
 		for j, f := range fs {
@@ -356,15 +362,30 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 			warns[i] = w
 		}
 	}
+	var rd *streamDecoder
+	err := l.listFacts(tree, fl, func(i int, h refs.Hash) {
+		switch {
+		case rd != nil:
+			rd.bs.Add(i, h)
+		case i+1 == refs.BatchThreshold:
+			rd = l.newStreamDecoder(fl, store)
+			for j := 0; j <= i; j++ {
+				rd.bs.Add(j, fl.blobs[j].hash)
+			}
+		}
+	})
 	streamed := false
-	if len(bs) >= refs.BatchThreshold {
-		streamed = l.streamStore(fl, store) == nil
+	if rd != nil {
+		streamed = rd.close() == nil && err == nil
 		if !streamed {
-			ls, warns = newStore(), map[int][]string{}
+			ls, warns = &lineStore{}, map[int][]string{}
 		}
 	}
+	if err != nil {
+		return nil, err
+	}
 	if !streamed {
-		for i, b := range bs {
+		for i, b := range fl.blobs {
 			data, err := l.Store.ReadBlob(b.hash)
 			if err != nil {
 				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
@@ -385,44 +406,56 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	return ls, nil
 }
 
-// streamStore reads the blobs with one git cat-file and decodes and
-// checks them on the other cores; store runs on one goroutine.
-func (l *Ledger) streamStore(fl *factList, store func(i int, fs []*Fact, w []string)) error {
-	type job struct {
-		i    int
-		data []byte
-	}
-	type result struct {
-		i  int
-		fs []*Fact
-		w  []string
-	}
-	jobs := make(chan job, 256)
-	results := make(chan result, 256)
-	var wg sync.WaitGroup
+// streamDecoder reads blobs with a refs.BlobStream and decodes and checks
+// them on the other cores; store runs on one goroutine.
+type streamDecoder struct {
+	bs      *refs.BlobStream
+	jobs    chan streamJob
+	results chan streamResult
+	wg      sync.WaitGroup
+	done    chan struct{}
+}
+
+type streamJob struct {
+	i    int
+	data []byte
+}
+
+type streamResult struct {
+	i  int
+	fs []*Fact
+	w  []string
+}
+
+func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []*Fact, w []string)) *streamDecoder {
+	rd := &streamDecoder{jobs: make(chan streamJob, 256), results: make(chan streamResult, 256), done: make(chan struct{})}
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
-		wg.Add(1)
+		rd.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for j := range jobs {
+			defer rd.wg.Done()
+			for j := range rd.jobs {
 				fs, w := parseBlobRaw(fl.path(j.i), j.data, true)
-				results <- result{j.i, fs, w}
+				rd.results <- streamResult{j.i, fs, w}
 			}
 		}()
 	}
-	done := make(chan struct{})
 	go func() {
-		for r := range results {
+		for r := range rd.results {
 			store(r.i, r.fs, r.w)
 		}
-		close(done)
+		close(rd.done)
 	}()
-	err := l.Store.StreamBlobsOf(len(fl.blobs), func(i int) refs.Hash { return fl.blobs[i].hash },
-		func(i int, data []byte) { jobs <- job{i, data} })
-	close(jobs)
-	wg.Wait()
-	close(results)
-	<-done
+	rd.bs = l.Store.NewBlobStream(func(i int, data []byte) { rd.jobs <- streamJob{i, data} })
+	return rd
+}
+
+// close waits for every blob asked for to be stored.
+func (rd *streamDecoder) close() error {
+	err := rd.bs.Close()
+	close(rd.jobs)
+	rd.wg.Wait()
+	close(rd.results)
+	<-rd.done
 	return err
 }
 

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -260,5 +262,47 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 			defer l4.Close()
 			check("cold again", st4, l4)
 		})
+	}
+}
+
+// A cold rebuild lists the tree once and reads each fact blob once: one
+// ls-tree, one cat-file per core (at most 4), every blob under facts/
+// streamed exactly once, whatever the ledger's size.
+func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
+	dir := gitSandbox(t)
+	git(t, dir, "init", "-q", ".")
+	common := filepath.Join(dir, ".git")
+	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	l, err := Open(common, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	l.NoTracking = true
+	genLedger(t, l, rand.New(rand.NewSource(7)), 1500, now)
+	head, _ := l.Head()
+	blobs := 0
+	for _, line := range strings.Split(git(t, dir, "ls-tree", "-r", "--name-only", head.String(), "facts"), "\n") {
+		if strings.HasSuffix(line, ".json") {
+			blobs++
+		}
+	}
+	os.RemoveAll(filepath.Join(common, "rally", "cache"))
+	l2, err := Open(common, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l2.Close()
+	l2.NoTracking = true
+	gits, streamed := refs.GitCount, refs.StreamedBlobs.Load()
+	if _, err := l2.Read(); err != nil {
+		t.Fatal(err)
+	}
+	gits, streamed = refs.GitCount-gits, refs.StreamedBlobs.Load()-streamed
+	if streamed != int64(blobs) {
+		t.Fatalf("the rebuild streamed %d blobs, the tree holds %d fact blobs", streamed, blobs)
+	}
+	if want := 1 + min(runtime.GOMAXPROCS(0), 4); gits < 2 || gits > want {
+		t.Fatalf("the rebuild ran %d git processes, want one ls-tree and 1 to %d cat-file", gits, want-1)
 	}
 }
