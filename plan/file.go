@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 
-
 	"github.com/git-rally/git-rally/facts"
 )
 

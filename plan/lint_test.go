@@ -78,4 +78,3 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
-
