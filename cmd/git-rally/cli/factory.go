@@ -233,7 +233,7 @@ var jsonIndent = &pretty.Options{Width: 1, Indent: "  "}
 
 // printJSON writes v as indented JSON, or the part --query selects.
 func (f *factory) printJSON(j *jsonFlags, v any) error {
-	buf, err := indentedJSON(v)
+	buf, err := encodeIndented(v)
 	if err != nil {
 		return err
 	}
