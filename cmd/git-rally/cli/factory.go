@@ -233,12 +233,11 @@ var jsonIndent = &pretty.Options{Width: 1, Indent: "  "}
 
 // printJSON writes v as indented JSON, or the part --query selects.
 func (f *factory) printJSON(j *jsonFlags, v any) error {
+	if j.query == "" {
+		return writeIndented(f.out, v)
+	}
 	buf, err := encodeIndented(v)
 	if err != nil {
-		return err
-	}
-	if j.query == "" {
-		_, err := f.out.Write(buf.Bytes())
 		return err
 	}
 	if !gjson.ValidBytes(buf.Bytes()) {

@@ -3,21 +3,24 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"reflect"
 	"strconv"
 	"strings"
 )
 
-// roomIndentedJSON writes r exactly as indentedJSON(r) does, byte for
+// writeRoomJSON writes r exactly as indentedJSON(r) does, byte for
 // byte, without encoding/json's reflection over every claim and without
 // indenting the document a second time: a room of 1,600 open claims is
 // 600 KB of claims of one fixed shape, appended here straight into the
 // output, while the small rest (peers, handoffs, totals...) goes through
 // indentedJSON field by field. TestRoomJSONMatchesIndentedJSON compares
 // the two on rooms with every field of claimJSON set.
-func roomIndentedJSON(r *roomJSON) (*bytes.Buffer, error) {
-	b := make([]byte, 0, 4096+len(r.Claims)*420)
-	b = append(b, "{\n"...)
+func writeRoomJSON(w io.Writer, r *roomJSON) error {
+	// The output goes out in chunks: a buffer of the whole document
+	// would be 600 KB of fresh pages for a room of 1,600 claims.
+	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
+	cw.b = append(cw.b, "{\n"...)
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
 	first := true
@@ -28,19 +31,19 @@ func roomIndentedJSON(r *roomJSON) (*bytes.Buffer, error) {
 			continue
 		}
 		if !first {
-			b = append(b, ",\n"...)
+			cw.b = append(cw.b, ",\n"...)
 		}
 		first = false
-		b = append(b, `  "`...)
-		b = append(b, name...)
-		b = append(b, `": `...)
+		cw.b = append(cw.b, `  "`...)
+		cw.b = append(cw.b, name...)
+		cw.b = append(cw.b, `": `...)
 		if t.Field(i).Name == "Claims" {
-			b = appendClaimsJSON(b, r.Claims)
+			cw.claims(r.Claims)
 			continue
 		}
 		sub, err := indentedJSON(fv.Interface())
 		if err != nil {
-			return nil, err
+			return err
 		}
 		// Nested one level down: every line after the first gets the
 		// indent of the level (JSON strings hold no raw newline).
@@ -48,16 +51,64 @@ func roomIndentedJSON(r *roomJSON) (*bytes.Buffer, error) {
 		for {
 			j := bytes.IndexByte(sb, '\n')
 			if j < 0 {
-				b = append(b, sb...)
+				cw.b = append(cw.b, sb...)
 				break
 			}
-			b = append(b, sb[:j+1]...)
-			b = append(b, "  "...)
+			cw.b = append(cw.b, sb[:j+1]...)
+			cw.b = append(cw.b, "  "...)
 			sb = sb[j+1:]
 		}
+		cw.flushFull()
 	}
-	b = append(b, "\n}\n"...)
-	return bytes.NewBuffer(b), nil
+	cw.b = append(cw.b, "\n}\n"...)
+	cw.flush()
+	return cw.err
+}
+
+const chunkSize = 32 << 10
+
+// chunkWriter collects output and writes it in chunks of about chunkSize;
+// the first write error sticks.
+type chunkWriter struct {
+	w   io.Writer
+	b   []byte
+	err error
+}
+
+func (cw *chunkWriter) flushFull() {
+	if len(cw.b) >= chunkSize {
+		cw.flush()
+	}
+}
+
+func (cw *chunkWriter) flush() {
+	if cw.err == nil && len(cw.b) > 0 {
+		_, cw.err = cw.w.Write(cw.b)
+	}
+	cw.b = cw.b[:0]
+}
+
+// claims appends the claims array as the value of a member of the
+// top-level object (indented one level).
+func (cw *chunkWriter) claims(cs []claimJSON) {
+	if cs == nil {
+		cw.b = append(cw.b, "null"...)
+		return
+	}
+	if len(cs) == 0 {
+		cw.b = append(cw.b, "[]"...)
+		return
+	}
+	cw.b = append(cw.b, '[')
+	for i := range cs {
+		if i > 0 {
+			cw.b = append(cw.b, ',')
+		}
+		cw.b = append(cw.b, "\n    "...)
+		cw.b = appendClaimJSON(cw.b, &cs[i])
+		cw.flushFull()
+	}
+	cw.b = append(cw.b, "\n  ]"...)
 }
 
 // emptyJSONValue is encoding/json's test for omitempty.
@@ -77,26 +128,6 @@ func emptyJSONValue(v reflect.Value) bool {
 		return v.IsNil()
 	}
 	return false
-}
-
-// appendClaimsJSON appends the claims array as the value of a member of
-// the top-level object (indented one level).
-func appendClaimsJSON(b []byte, cs []claimJSON) []byte {
-	if cs == nil {
-		return append(b, "null"...)
-	}
-	if len(cs) == 0 {
-		return append(b, "[]"...)
-	}
-	b = append(b, '[')
-	for i := range cs {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		b = append(b, "\n    "...)
-		b = appendClaimJSON(b, &cs[i])
-	}
-	return append(b, "\n  ]"...)
 }
 
 // appendClaimJSON appends one claim as an element of the claims array
@@ -173,10 +204,27 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-// encodeIndented is indentedJSON(v), the room by its own writer.
+// encodeIndented is indentedJSON(v), a room by writeRoomJSON.
 func encodeIndented(v any) (*bytes.Buffer, error) {
 	if r, ok := v.(*roomJSON); ok {
-		return roomIndentedJSON(r)
+		var buf bytes.Buffer
+		if err := writeRoomJSON(&buf, r); err != nil {
+			return nil, err
+		}
+		return &buf, nil
 	}
 	return indentedJSON(v)
+}
+
+// writeIndented writes encodeIndented(v) to w.
+func writeIndented(w io.Writer, v any) error {
+	if r, ok := v.(*roomJSON); ok {
+		return writeRoomJSON(w, r)
+	}
+	buf, err := indentedJSON(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
 }

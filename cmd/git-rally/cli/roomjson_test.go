@@ -66,6 +66,13 @@ func TestRoomJSONMatchesIndentedJSON(t *testing.T) {
 		}
 		rooms = append(rooms, r)
 	}
+	big := baseRoomJSON() // written in many chunks
+	for i := 0; i < 600; i++ {
+		var c claimJSON
+		fill(reflect.ValueOf(&c).Elem())
+		big.Claims = append(big.Claims, c)
+	}
+	rooms = append(rooms, big)
 	for _, r := range rooms {
 		want, err := indentedJSON(r)
 		if err != nil {
