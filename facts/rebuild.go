@@ -64,7 +64,12 @@ const arenaChunk = 1 << 20
 
 // lineStore collects the facts of a rebuild.
 type lineStore struct {
-	chunks   [][]byte
+	chunks [][]byte
+	// The keys are collected in pages that never move (keyPage keys
+	// each) and made one slice to sort: 100k keys are not copied again
+	// and again as they grow.
+	kpages   [][]lineKey
+	nkeys    int
 	keys     []lineKey
 	retracts []retractRef
 	// odd is set when a fact's id is not f_ and 16 hex digits (only a
@@ -116,13 +121,19 @@ func (ls *lineStore) addLine(f scanned, seq uint64) {
 	c := ls.chunks[last]
 	k := lineKey{clock: f.clock, id: f.id, seq: seq, chunk: uint32(last), off: uint32(len(c)), n: uint32(len(raw))}
 	ls.chunks[last] = append(c, raw...)
-	ls.keys = append(ls.keys, k)
+	if ls.nkeys%keyPage == 0 {
+		ls.kpages = append(ls.kpages, make([]lineKey, 0, keyPage))
+	}
+	ls.kpages[len(ls.kpages)-1] = append(ls.kpages[len(ls.kpages)-1], k)
+	ls.nkeys++
 	if f.retract != nil {
 		r := *f.retract
 		r.key = k
 		ls.retracts = append(ls.retracts, r)
 	}
 }
+
+const keyPage = 4096
 
 func (ls *lineStore) line(k lineKey) []byte {
 	return ls.chunks[k.chunk][k.off : k.off+k.n]
@@ -152,6 +163,11 @@ func parseFactID(id string) (uint64, bool) {
 // read of each id (the same id is the same content, so the same clock:
 // duplicates are neighbours).
 func (ls *lineStore) sortUnique() {
+	ls.keys = make([]lineKey, 0, ls.nkeys)
+	for _, p := range ls.kpages {
+		ls.keys = append(ls.keys, p...)
+	}
+	ls.kpages = nil
 	slices.SortFunc(ls.keys, lineKey.cmp)
 	out := ls.keys[:0]
 	for i, k := range ls.keys {
@@ -517,7 +533,7 @@ func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, 
 			defer rd.wg.Done()
 			var sc blobScanner
 			for j := range rd.jobs {
-				fs, w := sc.scan(fl.path(j.i), j.data)
+				fs, w := sc.scan(fl.blob(j.i), j.data)
 				rd.results <- streamResult{j.i, fs, w}
 			}
 		}()
@@ -543,9 +559,10 @@ type blobScanner struct {
 	buf []byte
 }
 
-// scan returns the good facts of the blob at path, and a warning for
-// each line skipped, exactly as parseBlobRaw(path, data, true) does.
-func (sc *blobScanner) scan(path string, data []byte) ([]scanned, []string) {
+// scan returns the good facts of the blob b, and a warning for each line
+// skipped, exactly as parseBlobRaw(its path, data, true) does.
+func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
+	path := func() string { return b.dir + "/" + b.name }
 	var out []scanned
 	var warns []string
 	for rest := data; len(rest) > 0; {
@@ -576,18 +593,18 @@ func (sc *blobScanner) scan(path string, data []byte) ([]scanned, []string) {
 			if string(id[:]) != got {
 				got = string(id[:])
 			}
-			c = checkStoredID(f, got, nil, baseName(path))
+			c = checkStoredID(f, got, nil, b.name)
 		} else {
 			var err error
 			if f, err = Parse(line); err != nil {
-				warns = append(warns, fmt.Sprintf("skipping unreadable line in %s: %v", Sanitize(path, 200), err))
+				warns = append(warns, fmt.Sprintf("skipping unreadable line in %s: %v", Sanitize(path(), 200), err))
 				continue
 			}
 			raw = f.Raw
-			c = checkStored(f, line, baseName(path))
+			c = checkStored(f, line, b.name)
 		}
 		if c != nil {
-			warns = append(warns, fmt.Sprintf("skipping corrupt fact in %s: %s: %s", Sanitize(path, 200), c.Code, c.Message))
+			warns = append(warns, fmt.Sprintf("skipping corrupt fact in %s: %s: %s", Sanitize(path(), 200), c.Code, c.Message))
 			continue
 		}
 		s := scanned{clock: f.Clock, raw: raw}
@@ -767,7 +784,7 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 		}
 		ls.add(fact, seq)
 	}
-	if n != size || sum != c.saved.MirrorSum || len(ls.keys) != st.Facts {
+	if n != size || sum != c.saved.MirrorSum || ls.nkeys != st.Facts {
 		return nil, false
 	}
 	return ls, true

@@ -351,7 +351,7 @@ func TestBlobScannerMatchesParseBlob(t *testing.T) {
 		}
 		path := "facts/2026-01/01/0000/" + name
 		want, wwarn := parseBlobRaw(path, data, true)
-		got, gwarn := sc.scan(path, append([]byte(nil), data...))
+		got, gwarn := sc.scan(factBlob{dir: "facts/2026-01/01/0000", name: name}, append([]byte(nil), data...))
 		if !reflect.DeepEqual(gwarn, wwarn) {
 			t.Fatalf("blob %d: warnings\n got %q\nwant %q", i, gwarn, wwarn)
 		}

@@ -142,19 +142,18 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 			rec = rec[:len(rec)-1]
 			// <mode> SP <type> SP <id> TAB <path>
 			tab := bytes.IndexByte(rec, '\t')
-			meta := rec
-			if tab >= 0 {
-				meta = rec[:tab]
-			}
-			f := bytes.Fields(meta)
 			var h Hash
-			if tab < 0 || len(f) != 3 || len(f[2]) != 40 {
+			if tab < 42 || rec[tab-41] != ' ' {
 				return fmt.Errorf("ls-tree: unexpected line %q", rec)
 			}
-			if _, err := hex.Decode(h[:], f[2]); err != nil {
+			if _, err := hex.Decode(h[:], rec[tab-40:tab]); err != nil {
 				return fmt.Errorf("ls-tree: unexpected line %q", rec)
 			}
-			fn(rec[tab+1:], string(f[1]) == "tree", h)
+			mode, typ, ok := bytes.Cut(rec[:tab-41], []byte(" "))
+			if !ok || len(mode) == 0 || len(typ) == 0 || bytes.IndexByte(typ, ' ') >= 0 {
+				return fmt.Errorf("ls-tree: unexpected line %q", rec)
+			}
+			fn(rec[tab+1:], string(typ) == "tree", h)
 		}
 	}, "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())
 }

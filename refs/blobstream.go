@@ -50,7 +50,12 @@ type blobProc struct {
 	werr  error // writing ids
 	line  [41]byte
 	dirty bool
+	slab  []byte // what is left of the block blobs are cut from
 }
+
+// slabSize is the block a cat-file's blobs are cut from: one allocation
+// for about a thousand fact blobs instead of one each.
+const slabSize = 256 << 10
 
 type blobReq struct {
 	i int
@@ -171,7 +176,7 @@ func (p *blobProc) read(out io.Reader, fn func(i int, data []byte)) {
 		if p.err != nil {
 			continue
 		}
-		if p.err = readBatchEntry(br, r, fn); p.err != nil {
+		if p.err = p.readEntry(br, r, fn); p.err != nil {
 			go func() {
 				io.Copy(io.Discard, br)
 				close(drained)
@@ -183,8 +188,8 @@ func (p *blobProc) read(out io.Reader, fn func(i int, data []byte)) {
 	}
 }
 
-// readBatchEntry reads the answer to r from cat-file --batch output.
-func readBatchEntry(br *bufio.Reader, r blobReq, fn func(i int, data []byte)) error {
+// readEntry reads the answer to r from cat-file --batch output.
+func (p *blobProc) readEntry(br *bufio.Reader, r blobReq, fn func(i int, data []byte)) error {
 	line, err := br.ReadSlice('\n')
 	if err != nil {
 		return fmt.Errorf("cat-file: output ends before %s", r.h)
@@ -203,7 +208,13 @@ func readBatchEntry(br *bufio.Reader, r blobReq, fn func(i int, data []byte)) er
 				if err != nil || n < 0 {
 					return fmt.Errorf("cat-file: bad size for %s", r.h)
 				}
-				data := make([]byte, n+1) // the content and git's newline
+				// The content and git's newline, cut from the slab (its
+				// capacity ends with it: fn may append to it).
+				if n+1 > len(p.slab) {
+					p.slab = make([]byte, max(slabSize, n+1))
+				}
+				data := p.slab[: n+1 : n+1]
+				p.slab = p.slab[n+1:]
 				if _, err := io.ReadFull(br, data); err != nil || data[n] != '\n' {
 					return fmt.Errorf("cat-file: output ends inside %s", r.h)
 				}
