@@ -3,7 +3,9 @@ package refs
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -69,4 +71,104 @@ func TestMaybePackThreshold(t *testing.T) {
 	if st.MaybePack() {
 		t.Fatalf("packed again within a minute")
 	}
+}
+
+// The pack stores the ledger's objects without compression, packing only
+// those since the head it packed last, and leaves the user's loose
+// objects to the repack after it, which compresses them as git does; the
+// ledger's objects stay stored when the repack rolls their packs up.
+func TestPackStoresLedgerObjects(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	user := strings.TrimSpace(gitIn(t, gd, strings.Repeat("user text ", 400), "hash-object", "-w", "--stdin"))
+	var last Hash
+	var blobs []string
+	appendFacts := func(n int) {
+		for i := 0; i < n; i++ {
+			b, _ := st.WriteBlob([]byte(fmt.Sprintf(`{"v":1,"kind":"note","body":"%s %d"}`+"\n", strings.Repeat("same words ", 30), len(blobs))))
+			blobs = append(blobs, b.String())
+			tr, _ := st.WriteTree([]Entry{{Name: "f.json", Hash: b}})
+			var parents []Hash
+			if !last.IsZero() {
+				parents = []Hash{last}
+			}
+			last, _ = st.WriteCommit(Commit{Tree: tr, Parents: parents, Message: "x\n", When: time.Unix(int64(len(blobs)), 0)})
+		}
+		l, _ := st.LockRef(ledgerRef)
+		l.Commit(last)
+		l.Unlock()
+	}
+	// inPack gives each packed object's size and size in its pack.
+	inPack := func() map[string][2]int {
+		out := map[string][2]int{}
+		idxs, _ := filepath.Glob(filepath.Join(gd, "objects", "pack", "*.idx"))
+		for _, idx := range idxs {
+			for _, line := range strings.Split(gitOut(t, gd, "verify-pack", "-v", idx), "\n") {
+				f := strings.Fields(line)
+				if len(f) >= 5 && len(f[0]) == 40 {
+					var size, packed int
+					fmt.Sscan(f[2], &size)
+					fmt.Sscan(f[3], &packed)
+					out[f[0]] = [2]int{size, packed}
+				}
+			}
+		}
+		return out
+	}
+	check := func(when string) {
+		t.Helper()
+		if n := gitOut(t, gd, "count-objects"); n != "0 objects, 0 kilobytes" {
+			t.Fatalf("%s: %s", when, n)
+		}
+		p := inPack()
+		for _, b := range blobs {
+			if sz, ok := p[b]; !ok || sz[1] < sz[0] {
+				t.Fatalf("%s: ledger blob %s packed in %d bytes of %d (%v): not stored", when, b, sz[1], sz[0], ok)
+			}
+		}
+		if sz, ok := p[user]; !ok || sz[1] > sz[0]/4 {
+			t.Fatalf("%s: the user's blob packed in %d bytes of %d (%v): not compressed", when, sz[1], sz[0], ok)
+		}
+		if note, _ := os.ReadFile(filepath.Join(gd, "rally", "packed-ledger")); strings.TrimSpace(string(note)) != last.String() {
+			t.Fatalf("%s: packed-ledger notes %q, want %s", when, note, last)
+		}
+		gitOut(t, gd, "fsck", "--strict", "--no-dangling")
+	}
+	os.MkdirAll(filepath.Join(gd, "rally"), 0o777)
+	appendFacts(40)
+	if err := st.Pack(); err != nil {
+		t.Fatal(err)
+	}
+	check("first pack")
+	first := last
+	appendFacts(40)
+	revs, ok := st.ledgerPackRevs()
+	if !ok || len(revs) != 2 || revs[1] != "^"+first.String() {
+		t.Fatalf("the second pack asks for %v, want the head and ^%s", revs, first)
+	}
+	if err := st.Pack(); err != nil {
+		t.Fatal(err)
+	}
+	check("second pack")
+	// The background pack (MaybePack's command) does the same.
+	appendFacts(40)
+	if out, err := st.packCommand().CombinedOutput(); err != nil {
+		t.Fatalf("the background pack: %v %s", err, out)
+	}
+	check("background pack")
+	if _, ok := st.ledgerPackRevs(); ok {
+		t.Fatalf("nothing new, but the ledger would be packed again")
+	}
+}
+
+func gitIn(t *testing.T, gitDir, stdin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"--git-dir", gitDir}, args...)...)
+	cmd.Stdin = strings.NewReader(stdin)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v %s", args, err, out)
+	}
+	return string(out)
 }
