@@ -468,7 +468,7 @@ func (c *cache) saveWith(st *State, mg mirrorGen) {
 	if os.WriteFile(tmp, b, 0o666) != nil {
 		return
 	}
-	if os.Rename(tmp, filepath.Join(c.dir, stateFile)) != nil {
+	if refs.RenameOver(tmp, filepath.Join(c.dir, stateFile)) != nil {
 		os.Remove(tmp)
 		return
 	}

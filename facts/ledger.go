@@ -78,6 +78,12 @@ type Ledger struct {
 
 // Open opens the ledger of the repository whose common dir is given.
 func Open(commonDir string, now func() time.Time) (*Ledger, error) {
+	return OpenConfig(commonDir, now, refs.ReadConfig(commonDir, ""))
+}
+
+// OpenConfig is Open with the repository's configuration already read
+// (a command that reads it for other settings reads it once).
+func OpenConfig(commonDir string, now func() time.Time, cfg *refs.Config) (*Ledger, error) {
 	st, err := refs.Open(commonDir)
 	if err != nil {
 		return nil, err
@@ -86,7 +92,7 @@ func Open(commonDir string, now func() time.Time) (*Ledger, error) {
 		now = time.Now
 	}
 	l := &Ledger{Store: st, Now: now, cache: newCache(commonDir)}
-	l.configureSigning(commonDir)
+	l.configureSigning(cfg)
 	return l, nil
 }
 

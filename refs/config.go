@@ -68,6 +68,17 @@ func (c *Config) Get(key string) string {
 	return vs[len(vs)-1]
 }
 
+// Conditional reports whether an includeIf section was read: the files it
+// names, which ReadConfig does not follow, may set any key.
+func (c *Config) Conditional() bool {
+	for k := range c.vals {
+		if strings.HasPrefix(k, "includeif.") {
+			return true
+		}
+	}
+	return false
+}
+
 // Bool reads key as git reads a boolean; unset is false.
 func (c *Config) Bool(key string) bool {
 	vs, ok := c.vals[normKey(key)]

@@ -34,14 +34,33 @@ var ErrNotFound = errors.New("object not found")
 // ParseHash reads a 40-hex object id.
 func ParseHash(s string) (Hash, error) {
 	s = strings.TrimSpace(s)
+	var h Hash
 	if len(s) != 40 {
 		return ZeroHash, fmt.Errorf("bad object id %q", s)
 	}
-	h := plumbing.NewHash(s)
-	if h.String() != strings.ToLower(s) {
-		return ZeroHash, fmt.Errorf("bad object id %q", s)
+	// By hand: a cached tree's entries are parsed on every append, and
+	// hex.DecodeString plus a lowercased copy to compare cost allocations each.
+	for i := 0; i < 20; i++ {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return ZeroHash, fmt.Errorf("bad object id %q", s)
+		}
+		h[i] = hi<<4 | lo
 	}
-	return Hash(h), nil
+	return h, nil
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 func (h Hash) String() string { return plumbing.Hash(h).String() }
@@ -115,10 +134,15 @@ func (st *Store) Close() error { return st.s.Close() }
 // cleared for every object). go-git's own writer stages every object in
 // objects/pack, renames it across directories, chmods it afterwards and
 // compresses at the default level.
+//
+// An append's objects are new (each holds the new fact, or a tree or a
+// commit above it), so put writes without asking first whether the
+// object is already there: an object that is renames over its identical
+// copy. Ensure, whose objects are usually there, asks first.
 func (st *Store) put(t plumbing.ObjectType, data []byte) (Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	st.journal = append(st.journal, journaled{t, h, data})
-	return Hash(h), st.writeLoose(t, h, data)
+	return Hash(h), st.writeLoose(t, h, data, false)
 }
 
 func (st *Store) loosePath(h plumbing.Hash) (dir, final string) {
@@ -127,10 +151,12 @@ func (st *Store) loosePath(h plumbing.Hash) (dir, final string) {
 	return dir, filepath.Join(dir, hex[2:])
 }
 
-func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte, check bool) error {
 	dir, final := st.loosePath(h)
 	for try := 0; ; try++ {
-		if _, err := os.Lstat(final); err == nil {
+		if !check {
+			check = true // a retry asks: a prune may have raced a writer of it
+		} else if _, err := os.Lstat(final); err == nil {
 			return nil // content-addressed: already there
 		}
 		err := writeOnce(dir, final, t, data, st.Fsync.Objects)
@@ -156,7 +182,7 @@ func writeOnce(dir, final string, t plumbing.ObjectType, data []byte, sync bool)
 		werr = err
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), final)
+		werr = RenameOver(f.Name(), final)
 	}
 	if werr != nil {
 		os.Remove(f.Name())
@@ -191,7 +217,7 @@ func (st *Store) Ensure() error {
 	for {
 		gc := running()
 		for _, j := range st.journal {
-			if err := st.writeLoose(j.t, j.h, j.data); err != nil {
+			if err := st.writeLoose(j.t, j.h, j.data, true); err != nil {
 				return err
 			}
 		}
