@@ -464,12 +464,7 @@ func (c *cache) saveWith(st *State, mg mirrorGen) {
 		return
 	}
 	b := encodeCacheFile(&cf, trees)
-	tmp := filepath.Join(c.dir, fmt.Sprintf("%s.%d.tmp", stateFile, os.Getpid()))
-	if os.WriteFile(tmp, b, 0o666) != nil {
-		return
-	}
-	if refs.RenameOver(tmp, filepath.Join(c.dir, stateFile)) != nil {
-		os.Remove(tmp)
+	if overwrite(filepath.Join(c.dir, stateFile), b) != nil {
 		return
 	}
 	if c.saved == nil {
@@ -482,6 +477,29 @@ func (c *cache) saveWith(st *State, mg mirrorGen) {
 		}
 	}
 	c.saved = &cf
+}
+
+// overwrite rewrites state.bin in place, under the cache lock. A new file
+// renamed over it would free the old file's inode at every append, and on
+// ext4 every file created in that block group for the next minutes (the
+// append's objects, the lock, the ref) scans past each inode freed there
+// (recently_deleted). A reader that reads it half written sees a length or
+// a checksum that does not match its header, believes nothing of it and
+// reads again under the cache lock; a writer killed halfway leaves a
+// damaged file, which the next reader rebuilds like any other.
+func overwrite(p string, b []byte) error {
+	f, err := os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o666)
+	if err != nil {
+		return err
+	}
+	_, err = f.WriteAt(b, 0)
+	if err == nil {
+		err = f.Truncate(int64(len(b)))
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // sortedCopy returns fs in (clock, id) order: the mirror is kept sorted,

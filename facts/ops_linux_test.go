@@ -88,9 +88,8 @@ func watchOps(t *testing.T, root string) func() fileOps {
 
 // An append's file operations are a fixed few, whatever the ledger holds:
 // a claim in a process of its own (Open, Append, Close) creates its
-// objects (a blob, five trees, a commit), the lock's inode and the state
-// file, and opens the same files on a ledger of a few facts and on one of
-// a few thousand.
+// objects (a blob, five trees, a commit) and the lock's inode, and opens
+// the same files on a ledger of a few facts and on one of a few thousand.
 func TestAppendFileOpsFlat(t *testing.T) {
 	dir := gitSandbox(t)
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -144,8 +143,11 @@ func TestAppendFileOpsFlat(t *testing.T) {
 	if small.Created != large.Created || small.Opened != large.Opened || small.Renamed != large.Renamed || small.Removed != large.Removed {
 		t.Errorf("an append's file operations grow with the ledger: %s at 100 facts, %s at 3,100", small, large)
 	}
-	// 7 objects, the lock's inode and its link to <ref>.lock, state.bin's new copy.
-	if small.Created > 10 {
-		t.Errorf("an append created %d names, want at most 10:\n  %s", small.Created, strings.Join(small.names, "\n  "))
+	// 7 objects, the lock's inode and its link to <ref>.lock; renamed:
+	// the objects and the ref. The cache is rewritten in place: every
+	// inode renamed over is freed, and on ext4 a freed inode slows the
+	// creations after it in its block group (see overwrite).
+	if small.Created > 9 || small.Renamed > 8 {
+		t.Errorf("an append created %d names and renamed %d, want at most 9 and 8:\n  %s", small.Created, small.Renamed, strings.Join(small.names, "\n  "))
 	}
 }
