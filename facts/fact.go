@@ -141,6 +141,9 @@ func (f *Fact) Owner() Owner { return Owner{f.Tool, f.Session} }
 
 // Encode returns the stored line: canonical JSON ending in a newline.
 func (f *Fact) Encode() []byte {
+	if tab := fastFields(); tab.ok {
+		return append(appendFact(make([]byte, 0, 256), f, tab), '\n')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)

@@ -1,9 +1,7 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -260,30 +257,6 @@ func (st *Store) gcRunning() bool {
 		}
 	}
 	return false
-}
-
-var zlibWriters = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
-	return w
-}}
-
-// encodeLoose writes a loose object's bytes: the zlib stream of
-// "<type> <size>\x00<content>" (gitformat-loose).
-func encodeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
-	bw := bufio.NewWriterSize(f, 16<<10)
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(bw)
-	if _, err := zw.Write(append(append(t.Bytes(), ' '), strconv.Itoa(len(data))+"\x00"...)); err != nil {
-		return err
-	}
-	if _, err := zw.Write(data); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // createTemp creates a new read-only file in dir (made when missing), as
