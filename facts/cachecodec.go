@@ -42,6 +42,8 @@ type decoder struct {
 	// src, when set, holds the same bytes as b did at the start: strings
 	// are cut from it instead of each allocated on its own.
 	src string
+	// arena, when it has room, is where string lists are cut from.
+	arena []string
 }
 
 func (d *decoder) uint() uint64 {
@@ -119,7 +121,12 @@ func (d *decoder) strs() []string {
 	if n == 0 {
 		return nil
 	}
-	out := make([]string, n)
+	var out []string
+	if l := len(d.arena); cap(d.arena)-l >= n {
+		out, d.arena = d.arena[l:l+n:l+n], d.arena[:l+n]
+	} else {
+		out = make([]string, n)
+	}
 	for i := range out {
 		out[i] = d.str()
 	}

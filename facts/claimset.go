@@ -147,7 +147,7 @@ func (c *ClaimSet) holders() func(owner string) bool {
 
 // Near returns, in (clock, id) order, the open claims whose scopes may
 // overlap any of scopes: every claim that does, and a few that do not
-// (the caller checks exactly). See claimIndex for which prefixes can
+// (the caller checks exactly). See contestindex.go for which prefixes can
 // overlap.
 func (c *ClaimSet) Near(scopes []string) []*Fact {
 	var is []uint32
@@ -468,6 +468,8 @@ func (cb *claimBase) decodeAll() {
 	}
 	src := string(cb.b[lo:hi])
 	slab := make([]Fact, cb.nrec)
+	// Most claims have a scope or two: their lists share one array.
+	arena := make([]string, 0, cb.nrec+cb.nrec/2)
 	for i := range cb.memo {
 		if cb.memo[i] != nil {
 			continue
@@ -477,7 +479,7 @@ func (cb *claimBase) decodeAll() {
 			cb.damaged.Store(true)
 			continue
 		}
-		if cb.decode(cb.b[a:b], src[a-lo:b-lo], &slab[i]) {
+		if cb.decodeIn(cb.b[a:b], src[a-lo:b-lo], &slab[i], &arena) {
 			cb.memo[i] = &slab[i]
 		}
 	}
@@ -485,8 +487,20 @@ func (cb *claimBase) decodeAll() {
 
 // decode decodes record r (src holds the same bytes) into f.
 func (cb *claimBase) decode(r []byte, src string, f *Fact) bool {
+	return cb.decodeIn(r, src, f, nil)
+}
+
+// decodeIn is decode with string lists cut from *arena while it has room.
+func (cb *claimBase) decodeIn(r []byte, src string, f *Fact, arena *[]string) bool {
 	d := decoder{b: r, src: src}
-	if !d.bool() || !d.factInto(f) || len(d.b) != 0 {
+	if arena != nil {
+		d.arena = *arena
+	}
+	ok := d.bool() && d.factInto(f) && len(d.b) == 0
+	if arena != nil {
+		*arena = d.arena
+	}
+	if !ok {
 		// The file passed its checksum: only a bug gets here. The
 		// projection is not saved (State.Damaged).
 		cb.damaged.Store(true)

@@ -6,13 +6,13 @@ import (
 	"testing"
 )
 
-// The index finds exactly the claims the pairwise comparison finds.
-func TestClaimIndexMatchesPairwise(t *testing.T) {
+// heldOver finds exactly what comparing every pair finds.
+func TestHeldOverMatchesPairwise(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	paths := []string{"src", "src/a", "src/a/b.go", "src/a/c.go", "src/b.go", "docs", "docs/x.md", "a", "ab/c", "."}
+	paths := []string{"src", "src/a", "src/a/b.go", "src/a/c.go", "src/b.go", "src/a-b", "src/a.go", "docs", "docs/x.md", "a", "ab/c", "."}
 	globs := []string{"src/**", "**/*.go", "src/a/*.go", "docs/*.md", "*", "src/{a,b}/x"}
 	scope := func() string {
-		switch rng.Intn(6) {
+		switch rng.Intn(7) {
 		case 0:
 			return "file:" + paths[rng.Intn(len(paths)-1)]
 		case 1:
@@ -23,10 +23,12 @@ func TestClaimIndexMatchesPairwise(t *testing.T) {
 			return fmt.Sprintf("port:%d", 8080+rng.Intn(3))
 		case 4:
 			return "branch:" + []string{"main", "dev"}[rng.Intn(2)]
+		case 5:
+			return []string{"opaque:x", "x", ":y"}[rng.Intn(3)]
 		}
 		return "task:" + []string{"t1", "t2"}[rng.Intn(2)]
 	}
-	for round := 0; round < 200; round++ {
+	for round := 0; round < 300; round++ {
 		var claims []*Fact
 		for i := 0; i < 2+rng.Intn(25); i++ {
 			c := &Fact{ID: fmt.Sprintf("f_%016x", i), Clock: int64(i + 1), Tool: fmt.Sprintf("t%d", rng.Intn(4)),
@@ -36,41 +38,52 @@ func TestClaimIndexMatchesPairwise(t *testing.T) {
 			}
 			claims = append(claims, c)
 		}
-		ix := newClaimIndex(claims)
+		got := heldOver(claims, nil)
 		for i, c := range claims {
-			cands := map[int]bool{}
-			for _, j := range ix.candidates(c) {
-				cands[j] = true
-			}
-			for j, d := range claims {
-				if j == i {
+			want := int32(-1)
+			for j, d := range claims[:i] {
+				if d.Owner() == c.Owner() {
 					continue
 				}
-				if _, _, ok := ScopesConflict(d.Scopes, Exclusive, c.Scopes, Exclusive); ok && !cands[j] {
-					t.Fatalf("round %d: %v and %v overlap, but the index does not offer one for the other", round, d.Scopes, c.Scopes)
+				if _, _, ok := ScopesConflict(d.Scopes, d.Access, c.Scopes, c.Access); ok {
+					want = int32(j)
+					break
 				}
+			}
+			if got[i] != want {
+				t.Fatalf("round %d: claim %d %v: held over by %d, want %d", round, i, c.Scopes, got[i], want)
 			}
 		}
 	}
 }
 
-// With many claims on distinct files, each claim meets only the claims
-// that could overlap it: the work grows with the claims, not their pairs.
-func TestClaimIndexCandidatesStayFew(t *testing.T) {
+// With many claims on distinct files, each claim is checked against only
+// the claims that could overlap it: the work grows with the claims, not
+// their pairs.
+func TestHeldOverChecksFewPairs(t *testing.T) {
 	for _, n := range []int{20, 2000} {
-		var claims []*Fact
+		// The dir claim comes first: it holds over the file claims under it.
+		claims := []*Fact{{ID: "f_0000000000000000", Tool: "b", Scopes: []string{"dir:src/m3"}}}
 		for i := 0; i < n; i++ {
-			claims = append(claims, &Fact{ID: fmt.Sprintf("f_%016x", i), Tool: "a", Scopes: []string{fmt.Sprintf("file:src/m%d/f%d.go", i%40, i)}})
+			claims = append(claims, &Fact{ID: fmt.Sprintf("f_%016x", i+1), Tool: "a", Scopes: []string{fmt.Sprintf("file:src/m%d/f%d.go", i%40, i)}})
 		}
-		claims = append(claims, &Fact{ID: "f_ffffffffffffffff", Tool: "b", Scopes: []string{"dir:src/m3"}})
-		ix := newClaimIndex(claims)
-		total := 0
-		for _, c := range claims[:n] {
-			total += len(ix.candidates(c))
+		pairs := 0
+		held := heldOver(claims, &pairs)
+		under := 0
+		for i, c := range claims[1:] {
+			if want := int32(-1); i%40 == 3 {
+				under++
+				if held[i+1] != 0 {
+					t.Errorf("%d claims: %v is held over by %d, want 0", n, c.Scopes, held[i+1])
+				}
+			} else if held[i+1] != want {
+				t.Errorf("%d claims: %v is held over by %d, want none", n, c.Scopes, held[i+1])
+			}
 		}
-		// Each file claim: itself and the one dir claim when it is under it.
-		if total > 2*n {
-			t.Errorf("%d claims: %d candidates in all, want at most %d", n, total, 2*n)
+		// Each file claim under the dir claim meets it once; no other
+		// pair is checked.
+		if pairs != under {
+			t.Errorf("%d claims: %d pairs checked, want %d", n, pairs, under)
 		}
 	}
 }

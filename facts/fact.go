@@ -371,13 +371,16 @@ func CutWords(s string, max int) string {
 }
 
 // FormatTime renders a time the way facts store it.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func FormatTime(t time.Time) string { return formatTime(t) }
 
 // Sanitize makes text written by another agent safe to print: control
 // characters, terminal escapes, Unicode bidi and other invisible format
 // characters are removed, newlines folded, and the length capped at max
 // bytes (0: no cap).
 func Sanitize(s string, max int) string {
+	if printableASCII(s) && (max <= 0 || len(s) <= max) {
+		return s // nothing to remove, fold or cap: most subjects
+	}
 	if strings.IndexByte(s, 0x1b) >= 0 { // compiled only when there is an escape to remove
 		s = ansiRE().ReplaceAllString(s, "")
 	}

@@ -165,3 +165,14 @@ func baseName(p string) string {
 	}
 	return p
 }
+
+// printableASCII reports whether s holds only bytes 0x20-0x7e, none of
+// which Sanitize changes.
+func printableASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < ' ' || c >= 0x7f {
+			return false
+		}
+	}
+	return true
+}

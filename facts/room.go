@@ -80,7 +80,7 @@ func (s *State) Room(now time.Time) *Room {
 func (s *State) ClaimViews(now time.Time) []ClaimView {
 	claims := s.SortedClaims()
 	out := make([]ClaimView, 0, len(claims))
-	ix := newClaimIndex(claims)
+	held := heldOver(claims, nil)
 	type seen struct {
 		last  time.Time
 		ok    bool
@@ -99,19 +99,8 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 		if !now.Before(exp) {
 			v.LeaseState = "expired"
 		}
-		// The earliest earlier claim of another owner that conflicts.
-		for _, j := range ix.candidates(c) {
-			if j >= i {
-				break
-			}
-			d := claims[j]
-			if d.Owner() == c.Owner() {
-				continue
-			}
-			if _, _, ok := ScopesConflict(d.Scopes, d.Access, c.Scopes, c.Access); ok {
-				v.Contested, v.HeldOver = true, d.ID
-				break
-			}
+		if h := held[i]; h >= 0 {
+			v.Contested, v.HeldOver = true, claims[h].ID
 		}
 		out = append(out, v)
 	}

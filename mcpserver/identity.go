@@ -1,19 +1,8 @@
 package mcpserver
 
 import (
-	"strings"
-
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
-
-// Host is what the host says of itself: its name in the handshake and,
-// when it names one in a call's _meta, the session the call belongs to
-// (Family is the host as rally's hooks spell it, hooks.Codex).
-type Host struct {
-	Client  string
-	Family  string
-	Session string
-}
 
 // hostOf reads a call's host. Codex clears its MCP servers' environment
 // but puts its session id in every tools/call, under
@@ -35,21 +24,4 @@ func hostOf(req *mcp.CallToolRequest) Host {
 		}
 	}
 	return h
-}
-
-// ClientTool is the identity of last resort, for a host that says only its
-// name in the handshake: the host's family as rally's hooks spell it, and
-// a tag fixed for the server's life ("codex:mcp-1a2b3c4d").
-func ClientTool(client, tag string) string {
-	name := strings.ToLower(client)
-	family := "mcp"
-	for _, f := range []struct{ has, family string }{
-		{"claude", "claude_code"}, {"codex", "codex"}, {"gemini", "gemini"}, {"cursor", "cursor"}, {"opencode", "opencode"},
-	} {
-		if strings.Contains(name, f.has) {
-			family = f.family
-			break
-		}
-	}
-	return family + ":mcp-" + tag
 }

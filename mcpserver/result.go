@@ -41,16 +41,6 @@ func usageResult(msg string) *mcp.CallToolResult {
 	return result(Outcome{Exit: 2, Error: ErrorObject(2, "usage", msg, nil)})
 }
 
-// ErrorObject is the §7 error object {"error": {"exit", "code", "message",
-// "hints"}}.
-func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
-	if hints == nil {
-		hints = []string{}
-	}
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"exit": exit, "code": code, "message": msg, "hints": hints}})
-	return b
-}
-
 // shape sanitizes every string of a command's JSON and returns it as
 // text with < > & escaped. JSON that does not decode is passed on as
 // sanitized text.

@@ -10,34 +10,27 @@ import (
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-rally/git-rally/mcpserver/call"
 )
 
-// Outcome is what one command did.
-type Outcome struct {
-	Stdout []byte // the command's JSON
-	Stderr []byte // notes and warnings (git-rally: note: ...)
-	Exit   int
-	// Error is the §7 error object ({"error": {...}}) when Exit is not 0.
-	Error json.RawMessage
+// The types a Runner sees live in package call, which links no SDK.
+type (
+	Outcome = call.Outcome
+	Runner  = call.Runner
+	Options = call.Options
+	Host    = call.Host
+	Call    = call.Call
+)
+
+// ErrorObject is the §7 error object {"error": {"exit", "code", "message",
+// "hints"}}.
+func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
+	return call.ErrorObject(exit, code, msg, hints)
 }
 
-// Runner runs rally's commands for the server.
-type Runner interface {
-	// Has says whether this build has the command (plan, check
-	// before-complete): tools of missing commands are not offered.
-	Has(cmd []string) bool
-	// Run runs the command with --json as the server's identity. host
-	// is what the host said of itself, for an identity that nothing else
-	// gives.
-	Run(ctx context.Context, host Host, c Call) Outcome
-}
-
-// Options configure a server.
-type Options struct {
-	Version string
-	// Tools, when set, offers only these tools (tests).
-	Tools []string
-}
+// ClientTool is call.ClientTool: the identity of last resort.
+func ClientTool(client, tag string) string { return call.ClientTool(client, tag) }
 
 // Instructions is what the server tells the host's model at the handshake.
 const Instructions = `git rally: the agents working in this repository coordinate through a shared ledger in git (advice, not locks). ` +

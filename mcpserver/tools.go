@@ -5,34 +5,6 @@ import (
 	"strconv"
 )
 
-// Call is one command as the Runner runs it: the command path, the flags
-// the arguments set (each one "--name=value" element, so no value is ever
-// read as another flag) and the positional arguments, which the Runner
-// passes after "--".
-type Call struct {
-	Cmd   []string
-	Flags []string
-	Args  []string
-}
-
-func (c *Call) flag(name, value string) {
-	if value != "" {
-		c.Flags = append(c.Flags, "--"+name+"="+value)
-	}
-}
-
-func (c *Call) flags(name string, values []string) {
-	for _, v := range values {
-		c.Flags = append(c.Flags, "--"+name+"="+v)
-	}
-}
-
-func (c *Call) on(name string, b bool) {
-	if b {
-		c.Flags = append(c.Flags, "--"+name)
-	}
-}
-
 // argError is an argument the schema cannot express as wrong (an empty
 // string in a required list): a usage error, exit 2.
 type argError struct{ msg string }
@@ -183,12 +155,12 @@ func tools() []spec {
 		desc: "Who is working in this repository and on what: peers, open claims with their leases, handoffs waiting, blockers. Compact by default (what you must act on); full=true for everything. Read it before you start and before you touch shared files." + untrustedDesc},
 		one(func(a *roomArgs, c *Call) error {
 			if !a.Full {
-				c.on("compact", true)
+				c.On("compact", true)
 				if a.BudgetBytes != 0 {
-					c.flag("budget-bytes", strconv.Itoa(a.BudgetBytes))
+					c.SetFlag("budget-bytes", strconv.Itoa(a.BudgetBytes))
 				}
 			}
-			c.flags("path", a.Paths)
+			c.AddFlags("path", a.Paths)
 			return nil
 		}))
 	add(spec{name: "rally_claim", title: "Claim paths", cmd: []string{"claim"}, enums: map[string][]string{"access": {"exclusive", "shared", "advisory"}},
@@ -197,10 +169,10 @@ func tools() []spec {
 			if err := nonEmpty("scopes", a.Scopes); err != nil {
 				return err
 			}
-			c.on(a.Access, a.Access == "shared" || a.Access == "advisory")
-			c.flag("lease", a.Lease)
-			c.flag("subject", a.Subject)
-			c.on("takeover", a.Takeover)
+			c.On(a.Access, a.Access == "shared" || a.Access == "advisory")
+			c.SetFlag("lease", a.Lease)
+			c.SetFlag("subject", a.Subject)
+			c.On("takeover", a.Takeover)
 			c.Args = a.Scopes
 			return nil
 		}))
@@ -210,7 +182,7 @@ func tools() []spec {
 			if err := nonEmpty("targets", a.Targets); err != nil {
 				return err
 			}
-			c.flag("reason", a.Reason)
+			c.SetFlag("reason", a.Reason)
 			c.Args = a.Targets
 			return nil
 		}))
@@ -235,12 +207,12 @@ func tools() []spec {
 			if err := required("subject", a.Subject); err != nil {
 				return err
 			}
-			c.flag("target", a.Target)
-			c.flag("subject", a.Subject)
-			c.flag("body", a.Body)
-			c.flags("file", a.Files)
-			c.flag("revision", a.Revision)
-			c.flag("ack-within", a.AckWithin)
+			c.SetFlag("target", a.Target)
+			c.SetFlag("subject", a.Subject)
+			c.SetFlag("body", a.Body)
+			c.AddFlags("file", a.Files)
+			c.SetFlag("revision", a.Revision)
+			c.SetFlag("ack-within", a.AckWithin)
 			return nil
 		}))
 	answer := func() binding {
@@ -248,8 +220,8 @@ func tools() []spec {
 			if err := required("id", a.ID); err != nil {
 				return err
 			}
-			c.flag("subject", a.Subject)
-			c.flag("body", a.Body)
+			c.SetFlag("subject", a.Subject)
+			c.SetFlag("body", a.Body)
 			c.Args = []string{a.ID}
 			return nil
 		})
@@ -264,14 +236,14 @@ func tools() []spec {
 			if err := required("subject", a.Subject); err != nil {
 				return err
 			}
-			c.flag("ref", a.Ref)
-			c.flag("target", a.Target)
-			c.flag("subject", a.Subject)
-			c.flag("body", a.Body)
-			c.flag("uri", a.URI)
-			c.flag("revision", a.Revision)
-			c.flags("file", a.Files)
-			c.flags("evidence", a.Evidence)
+			c.SetFlag("ref", a.Ref)
+			c.SetFlag("target", a.Target)
+			c.SetFlag("subject", a.Subject)
+			c.SetFlag("body", a.Body)
+			c.SetFlag("uri", a.URI)
+			c.SetFlag("revision", a.Revision)
+			c.AddFlags("file", a.Files)
+			c.AddFlags("evidence", a.Evidence)
 			return nil
 		}))
 	add(spec{name: "rally_inbox", title: "Handoffs waiting for you", readOnly: true, cmd: []string{"inbox"},
@@ -280,7 +252,7 @@ func tools() []spec {
 	add(spec{name: "rally_next", title: "What next?", cmd: []string{"next"},
 		desc: "Suggests your next move, most urgent first: answer a handoff, follow up an overdue one, continue or release a claim. A suggestion, not an order. Records one no-response risk per overdue handoff you sent unless dry_run." + untrustedDesc},
 		one(func(a *nextArgs, c *Call) error {
-			c.on("dry-run", a.DryRun)
+			c.On("dry-run", a.DryRun)
 			return nil
 		}))
 	add(spec{name: "rally_note", title: "Leave a note", cmd: []string{"note"},
@@ -289,11 +261,11 @@ func tools() []spec {
 			if err := required("subject", a.Subject); err != nil {
 				return err
 			}
-			c.flag("subject", a.Subject)
-			c.flag("body", a.Body)
-			c.flags("scope", a.Scopes)
-			c.flag("ref", a.Ref)
-			c.flag("target", a.Target)
+			c.SetFlag("subject", a.Subject)
+			c.SetFlag("body", a.Body)
+			c.AddFlags("scope", a.Scopes)
+			c.SetFlag("ref", a.Ref)
+			c.SetFlag("target", a.Target)
 			return nil
 		}))
 	add(spec{name: "rally_retract", title: "Withdraw a fact you wrote", cmd: []string{"retract"},
@@ -305,7 +277,7 @@ func tools() []spec {
 			if err := required("reason", a.Reason); err != nil {
 				return err
 			}
-			c.flag("reason", a.Reason)
+			c.SetFlag("reason", a.Reason)
 			c.Args = []string{a.ID}
 			return nil
 		}))
@@ -323,7 +295,7 @@ func tools() []spec {
 			if err := required("task", a.Task); err != nil {
 				return err
 			}
-			c.flag("plan", a.Plan)
+			c.SetFlag("plan", a.Plan)
 			c.Args = []string{a.Task}
 			return nil
 		}))
@@ -336,10 +308,10 @@ func tools() []spec {
 			if err := nonEmpty("evidence", a.Evidence); err != nil {
 				return err
 			}
-			c.flags("evidence", a.Evidence)
-			c.flag("revision", a.Revision)
-			c.flag("uri", a.URI)
-			c.flag("plan", a.Plan)
+			c.AddFlags("evidence", a.Evidence)
+			c.SetFlag("revision", a.Revision)
+			c.SetFlag("uri", a.URI)
+			c.SetFlag("plan", a.Plan)
 			c.Args = []string{a.Task}
 			return nil
 		}))

@@ -11,8 +11,6 @@ import (
 	"strings"
 	"sync"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -65,19 +63,10 @@ func ValidID(s string) bool { return idRE().MatchString(s) }
 // error; everything else about the plan is for Lint.
 func Parse(data []byte) (*Plan, error) { return parse(data, true) }
 
-// ParseYAML reads a plan file written in YAML: the same plan, checked the
-// same way (it becomes JSON first, so one decoder judges both).
-func ParseYAML(data []byte) (*Plan, error) {
-	var v any
-	if err := yaml.Unmarshal(data, &v); err != nil {
-		return nil, &facts.UsageError{Msg: "the plan file does not parse: " + err.Error()}
-	}
-	j, err := json.Marshal(v)
-	if err != nil {
-		return nil, &facts.UsageError{Msg: "the plan file does not parse: it is not a JSON-shaped YAML document: " + err.Error()}
-	}
-	return parse(j, false)
-}
+// ParseConverted reads a plan that another format (YAML: package
+// planyaml) became as JSON: checked as Parse checks, without positions in
+// the JSON text, which the reader never saw.
+func ParseConverted(data []byte) (*Plan, error) { return parse(data, false) }
 
 // IsYAML tells a YAML plan from a JSON one by its name (.yaml, .yml), or,
 // with no telling name, by its first character.

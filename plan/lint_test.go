@@ -72,37 +72,9 @@ func TestCycles(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	f.Add([]byte(`{"id":"p","tasks":[{"id":"a","owns":["dir:a"],"depends_on":["a"]}]}`))
 	f.Add([]byte(`{"id":"p","tasks":[]}`))
-	f.Add([]byte("id: p\ntasks:\n  - {id: a, owns: [dir:a], depends_on: [a]}\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, parse := range []func([]byte) (*Plan, error){Parse, ParseYAML} {
-			if p, err := parse(data); err == nil {
-				Lint(p, facts.PathContext{}) // never panics
-			}
+		if p, err := Parse(data); err == nil {
+			Lint(p, facts.PathContext{}) // never panics
 		}
 	})
-}
-
-// A YAML plan and its JSON spelling are one plan.
-func TestYAMLIsTheSamePlan(t *testing.T) {
-	j, err := Parse([]byte(`{"id":"p","goal":"g","tasks":[{"id":"a","owns":["dir:a"],"depends_on":[],"check":"true","agent":"codex"},{"id":"b","owns":["b.go"],"depends_on":["a"]}]}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := ParseYAML([]byte("id: p\ngoal: g\ntasks:\n  - {id: a, owns: [dir:a], depends_on: [], check: 'true', agent: codex}\n  - id: b\n    owns: [b.go]\n    depends_on: [a]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cj, _ := Lint(j, facts.PathContext{})
-	cy, _ := Lint(y, facts.PathContext{})
-	if cj.Encode() != cy.Encode() {
-		t.Fatalf("YAML %s\nJSON %s", cy.Encode(), cj.Encode())
-	}
-	for _, bad := range []string{"id: [x]\ntasks: []\n", "id: p\ntasks:\n  - id: a\n    owns: dir:a\n", "- a\n- b\n", "id: 1\ntasks: [{id: a, owns: [x]}]\n"} {
-		if _, err := ParseYAML([]byte(bad)); err == nil {
-			t.Errorf("%q parsed", bad)
-		}
-	}
-	if !IsYAML("plan.yml", nil) || IsYAML("plan.json", []byte("id: x")) || !IsYAML("-", []byte("id: x")) || IsYAML("-", []byte(" {")) {
-		t.Error("IsYAML")
-	}
 }

@@ -13,10 +13,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-git/go-billy/v5/osfs"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
 // Hash is a git object id.
@@ -88,7 +86,7 @@ type Store struct {
 	// Fsync is what the store fsyncs, as git's core.fsync (FsyncOf);
 	// the zero value is git's default: no loose object, no ref.
 	Fsync Fsync
-	s     *filesystem.Storage
+	db    *objectDB
 	// journal lists every object put since the last Ensure, with its
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.
@@ -104,22 +102,21 @@ type journaled struct {
 }
 
 // Open opens the object store of the repository whose common dir is given.
-// The storer is built directly on the common dir: go-git's PlainOpen refuses
-// repositories with extensions it does not know (sparse checkouts set
-// extensions.worktreeConfig) and, opened from a linked worktree without the
-// common dir, writes objects into the worktree's private dir.
+// Objects are read from the common dir's objects directory (objects.go):
+// go-git's PlainOpen refuses repositories with extensions it does not know
+// (sparse checkouts set extensions.worktreeConfig) and, opened from a
+// linked worktree without the common dir, writes objects into the
+// worktree's private dir.
 func Open(commonDir string) (*Store, error) {
 	if fi, err := os.Stat(commonDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("opening object store: %s is not a git directory", commonDir)
 	}
-	fs := osfs.New(commonDir)
-	st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRU(8*cache.MiByte),
-		filesystem.Options{KeepDescriptors: true})
-	return &Store{CommonDir: commonDir, s: st}, nil
+	db := newObjectDB(filepath.Join(commonDir, "objects"), cache.NewObjectLRU(8*cache.MiByte), 0)
+	return &Store{CommonDir: commonDir, db: db}, nil
 }
 
 // Close releases pack file descriptors.
-func (st *Store) Close() error { return st.s.Close() }
+func (st *Store) Close() error { return st.db.close() }
 
 // put writes one loose object the way git itself does: a temporary file
 // in the object's own fan-out directory, created read-only, renamed into
@@ -292,10 +289,10 @@ func (st *Store) WriteBlob(data []byte) (Hash, error) {
 // rally's own background pack) may have moved it from a loose file into a
 // pack this process did not know about.
 func (st *Store) object(t plumbing.ObjectType, h Hash) (plumbing.EncodedObject, error) {
-	obj, err := st.s.EncodedObject(t, plumbing.Hash(h))
+	obj, err := st.db.object(t, plumbing.Hash(h))
 	if errors.Is(err, plumbing.ErrObjectNotFound) {
-		st.s.Reindex()
-		obj, err = st.s.EncodedObject(t, plumbing.Hash(h))
+		st.db.reindex()
+		obj, err = st.db.object(t, plumbing.Hash(h))
 	}
 	return obj, err
 }
@@ -328,7 +325,11 @@ func notFound(kind string, h Hash, err error) error {
 
 // HasObject reports whether the store holds the object.
 func (st *Store) HasObject(h Hash) bool {
-	return st.s.HasEncodedObject(plumbing.Hash(h)) == nil
+	if st.db.has(plumbing.Hash(h)) {
+		return true
+	}
+	st.db.reindex()
+	return st.db.has(plumbing.Hash(h))
 }
 
 // WriteTree stores a tree. Entries may come in any order; they are sorted

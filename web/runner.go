@@ -10,18 +10,6 @@ import (
 	"time"
 )
 
-// Runner plays the demo scenario for the choices in q (the flags of
-// `git rally demo`, by name) and answers with `demo --json`.
-type Runner interface {
-	Demo(q url.Values) ([]byte, error)
-}
-
-// UsageError is a choice out of range: the runner page says so, the API
-// answers 400.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
 // demoData is demo --json (keys per SPEC §16).
 type demoData struct {
 	Choices struct {

@@ -2,52 +2,41 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/http"
-	"net/netip"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/git-rally/git-rally/web/webapi"
 )
 
-// Source answers with the commands' JSON (room --json, log --json, ...):
-// the server renders and serves exactly what the commands print.
-type Source interface {
-	Room() ([]byte, error)
-	Log(kind, tool string, n int) ([]byte, error)
-	Worktrees() ([]byte, error)
-	Plan(name string) ([]byte, error)                // plan status [name] --json; ErrUnavailable when this build has no plans
-	Commits(ids []string) (map[string]string, error) // fact id -> the ledger commit that introduced it
-	Head() (string, error)                           // the ledger's head commit ("" before init)
-}
+// The types the command line sees live in package webapi, which links
+// no net/http.
+type (
+	Source       = webapi.Source
+	CommandError = webapi.CommandError
+	Options      = webapi.Options
+	Runner       = webapi.Runner
+	UsageError   = webapi.UsageError
+	Watcher      = webapi.Watcher
+	PollWatcher  = webapi.PollWatcher
+	HeadWaiter   = webapi.HeadWaiter
+	WaitWatcher  = webapi.WaitWatcher
+)
 
 // ErrUnavailable is a view this build cannot answer.
-var ErrUnavailable = errors.New("not available in this build")
+var ErrUnavailable = webapi.ErrUnavailable
 
-// CommandError is a command that failed with its --json error object
-// on stdout: the API passes the object on.
-type CommandError struct {
-	Exit int
-	JSON []byte
-	Msg  string
-}
+// CheckAddr accepts only a loopback host with a port.
+func CheckAddr(addr string) error { return webapi.CheckAddr(addr) }
 
-func (e *CommandError) Error() string { return e.Msg }
-
-// Options configure a Server.
-type Options struct {
-	Source  Source
-	Runner  Runner           // set instead of Source: the scenario runner of demo --serve
-	Watcher Watcher          // nil: a PollWatcher on Source.Head
-	Now     func() time.Time // nil: time.Now
-	Token   string           // "": a random one
-}
+// NewToken is 128 random bits in hex.
+func NewToken() (string, error) { return webapi.NewToken() }
 
 // Server is the web room behind its guard.
 type Server struct {
@@ -61,35 +50,6 @@ type Server struct {
 	// Served counts the requests that passed the guard: an idle page
 	// adds none.
 	Served atomic.Int64
-}
-
-// CheckAddr accepts only a loopback host with a port: 127.0.0.0/8, ::1 or
-// localhost.
-func CheckAddr(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--addr %q: want host:port on loopback, such as 127.0.0.1:8377", addr)
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return fmt.Errorf("--addr %q: the port is not a number from 0 to 65535", addr)
-	}
-	if host == "localhost" {
-		return nil
-	}
-	ip, err := netip.ParseAddr(host)
-	if err != nil || !ip.IsLoopback() {
-		return fmt.Errorf("--addr %q: serve listens on loopback only (127.0.0.1, ::1 or localhost), never on a network", addr)
-	}
-	return nil
-}
-
-// NewToken is 128 random bits in hex.
-func NewToken() (string, error) {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
 }
 
 // New makes a server for a listener already bound to loopback.

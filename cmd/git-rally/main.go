@@ -6,6 +6,13 @@ import (
 	"os"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/servers"
 )
 
-func main() { os.Exit(cli.Main()) }
+// A hot command (claim, check, hook, room, ...) never gets here: package
+// cli runs it from its init, before the servers' packages initialise
+// (cli/hot.go).
+func main() {
+	servers.Use()
+	os.Exit(cli.Main())
+}

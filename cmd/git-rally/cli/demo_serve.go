@@ -11,20 +11,23 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/git-rally/git-rally/web"
+	"github.com/git-rally/git-rally/web/webapi"
 )
 
 // serveDemo serves the scenario runner until ctx ends; ready, when set,
 // gets the URL once it listens.
-func serveDemo(ctx context.Context, f *factory, addr string, ready func(url string, srv *web.Server)) error {
-	if err := web.CheckAddr(addr); err != nil {
+func serveDemo(ctx context.Context, f *factory, addr string, ready func(url string, srv WebServer)) error {
+	if err := webapi.CheckAddr(addr); err != nil {
 		return &usageError{msg: err.Error(), hint: "git rally demo --serve --addr 127.0.0.1:8377"}
+	}
+	if servers.Web == nil {
+		return errNoServer
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv, err := web.New(ln, web.Options{Runner: &demoRunner{cache: map[demoChoices][]byte{}}, Now: serveNow})
+	srv, err := servers.Web(ln, webapi.Options{Runner: &demoRunner{cache: map[demoChoices][]byte{}}, Now: serveNow})
 	if err != nil {
 		ln.Close()
 		return err
@@ -68,7 +71,7 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &web.UsageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
+			return nil, &webapi.UsageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
 		}
 		chose = true
 	}
@@ -78,7 +81,7 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 	if err := c.check(); err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return nil, &web.UsageError{Msg: ue.msg}
+			return nil, &webapi.UsageError{Msg: ue.msg}
 		}
 		return nil, err
 	}

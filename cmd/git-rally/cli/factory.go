@@ -246,12 +246,11 @@ var jsonIndent = &pretty.Options{Width: 1, Indent: "  "}
 
 // printJSON writes v as indented JSON, or the part --query selects.
 func (f *factory) printJSON(j *jsonFlags, v any) error {
-	buf, err := indentedJSON(v)
-	if err != nil {
-		return err
-	}
 	if j.query == "" {
-		_, err := f.out.Write(buf.Bytes())
+		return writeIndented(f.out, v)
+	}
+	buf, err := encodeIndented(v)
+	if err != nil {
 		return err
 	}
 	if !gjson.ValidBytes(buf.Bytes()) {

@@ -157,17 +157,15 @@ var fullTree = false
 
 // newTree returns the command tree Run executes args with.
 func newTree(f *factory, args []string) *cobra.Command {
-	if len(args) > 0 && !fullTree {
-		if mk, ok := hotCommands[args[0]]; ok && !wantsHelp(args) {
-			// A hot command lives for milliseconds: collecting while
-			// it encodes a large room costs more than the memory a
-			// collection would free (a rebuild lowers it again).
-			debug.SetGCPercent(hotGCPercent)
-			root := newRoot(f)
-			root.AddCommand(mk(f))
-			guardGroups(root)
-			return root
-		}
+	if isHot(args) {
+		// A hot command lives for milliseconds: collecting while it
+		// encodes a large room costs more than the memory a collection
+		// would free (a rebuild lowers it again).
+		debug.SetGCPercent(hotGCPercent)
+		root := newRoot(f)
+		root.AddCommand(hotCommands[args[0]](f))
+		guardGroups(root)
+		return root
 	}
 	return newRootCmd(f)
 }

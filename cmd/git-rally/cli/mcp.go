@@ -16,7 +16,7 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/hooks"
-	"github.com/git-rally/git-rally/mcpserver"
+	"github.com/git-rally/git-rally/mcpserver/call"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -57,7 +57,10 @@ func runMCP(ctx context.Context, f *factory) error {
 		os.Stdout = os.Stderr
 		defer func() { os.Stdout = out.(*os.File) }()
 	}
-	return mcpserver.Serve(ctx, r, mcpserver.Options{Version: buildVersion()}, f.in, out)
+	if servers.MCP == nil {
+		return errNoServer
+	}
+	return servers.MCP(ctx, r, call.Options{Version: buildVersion()}, f.in, out)
 }
 
 func buildVersion() string {
@@ -94,7 +97,7 @@ func (r *mcpRunner) Has(cmd []string) bool {
 // name (from the environment, the call's metadata, else the note the
 // host's hooks left), git config rally.tool, and last the host's name
 // with a random tag.
-func (r *mcpRunner) identity(host mcpserver.Host) (string, error) {
+func (r *mcpRunner) identity(host call.Host) (string, error) {
 	if r.me != "" || r.meErr != nil {
 		return r.me, r.meErr
 	}
@@ -126,7 +129,7 @@ func (r *mcpRunner) identity(host mcpserver.Host) (string, error) {
 		}
 	}
 	if me == "" {
-		me = mcpserver.ClientTool(host.Client, randomTag())
+		me = call.ClientTool(host.Client, randomTag())
 	}
 	if err := facts.CheckTool(me); err != nil {
 		r.meErr = err
@@ -143,7 +146,7 @@ func randomTag() string {
 }
 
 // Run runs one tool call as its command with --json.
-func (r *mcpRunner) Run(ctx context.Context, host mcpserver.Host, call mcpserver.Call) mcpserver.Outcome {
+func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	me, err := r.identity(host)
@@ -157,8 +160,8 @@ func (r *mcpRunner) Run(ctx context.Context, host mcpserver.Host, call mcpserver
 	if f.ledger != nil {
 		f.ledger.Warnings = nil
 	}
-	args := append(append([]string{}, call.Cmd...), call.Flags...)
-	args = append(append(args, "--tool="+me, "--json", "--"), call.Args...)
+	args := append(append([]string{}, c.Cmd...), c.Flags...)
+	args = append(append(args, "--tool="+me, "--json", "--"), c.Args...)
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetIn(strings.NewReader(""))
@@ -169,7 +172,7 @@ func (r *mcpRunner) Run(ctx context.Context, host mcpserver.Host, call mcpserver
 		errb.WriteString("git-rally: warning: " + w + "\n")
 	}
 	if err == nil {
-		return mcpserver.Outcome{Stdout: out.Bytes(), Stderr: errb.Bytes()}
+		return call.Outcome{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	}
 	// As Run does: with --json, a failure prints its error object.
 	code, msg, hint := classify(err)
@@ -181,9 +184,9 @@ func (r *mcpRunner) Run(ctx context.Context, host mcpserver.Host, call mcpserver
 // failure is a failed command's outcome: the error object the command
 // printed with --json, else the one it would have printed (a failure
 // before the command ran: no identity).
-func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
+func failure(err error, stdout, stderr []byte) call.Outcome {
 	code, msg, hint := classify(err)
-	o := mcpserver.Outcome{Stderr: stderr, Exit: code}
+	o := call.Outcome{Stderr: stderr, Exit: code}
 	if !hasErrorObject(stdout) {
 		var buf bytes.Buffer
 		newFactory(nil, &buf, io.Discard).printErrorJSON([]string{"--json"}, err, code, msg, hint)
@@ -191,7 +194,7 @@ func failure(err error, stdout, stderr []byte) mcpserver.Outcome {
 	}
 	if !hasErrorObject(stdout) {
 		// check --strict's stop has no object; no tool passes --strict.
-		stdout = mcpserver.ErrorObject(code, "error", err.Error(), nil)
+		stdout = call.ErrorObject(code, "error", err.Error(), nil)
 	}
 	o.Error = stdout
 	return o

@@ -56,7 +56,10 @@ func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 		return nil, &usageError{msg: fmt.Sprintf("cannot read the plan file: %v", err), hint: "git rally plan lint <file.json>"}
 	}
 	if plan.IsYAML(name, data) {
-		return plan.ParseYAML(data)
+		if servers.PlanYAML == nil {
+			return nil, errNoServer
+		}
+		return servers.PlanYAML(data)
 	}
 	return plan.Parse(data)
 }

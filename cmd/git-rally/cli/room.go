@@ -144,7 +144,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	addRoomVerdicts(v, &out, room)
 	out.Totals.Ignored = f.ledger.Ignored
 	if opts.j.on() {
-		return f.printJSON(&opts.j, out)
+		return f.printJSON(&opts.j, &out)
 	}
 	printRoom(f.out, out, now, f.paint())
 	return nil
@@ -195,7 +195,7 @@ func toNoteJSON(n *facts.Fact) noteJSON {
 }
 
 func toRoomJSON(r *facts.Room) roomJSON {
-	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
+	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: make([]claimJSON, 0, len(r.Claims)), Handoffs: []handoffJSON{},
 		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
 		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
 	for _, p := range r.Peers {

@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
-	"github.com/git-rally/git-rally/web"
+	"github.com/git-rally/git-rally/web/webapi"
 )
 
 func init() { extraCommands = append(extraCommands, newCmdServe) }
@@ -53,8 +53,8 @@ without it, or with a Host or Origin other than this loopback address, get
 
 // runServe serves until ctx ends; ready, when set, gets the URL once the
 // server listens.
-func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(url string, srv *web.Server)) error {
-	if err := web.CheckAddr(opts.addr); err != nil {
+func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(url string, srv WebServer)) error {
+	if err := webapi.CheckAddr(opts.addr); err != nil {
 		return &usageError{msg: err.Error(), hint: "git rally serve --addr 127.0.0.1:8377"}
 	}
 	l, err := f.Ledger()
@@ -75,7 +75,11 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	defer wl.Close()
 	fw := wl.Watch(500 * time.Millisecond)
 	defer fw.Close()
-	srv, err := web.New(ln, web.Options{Source: src, Now: serveNow, Watcher: &web.WaitWatcher{W: fw, Head: wl.HeadString}})
+	if servers.Web == nil {
+		ln.Close()
+		return errNoServer
+	}
+	srv, err := servers.Web(ln, webapi.Options{Source: src, Now: serveNow, Watcher: &webapi.WaitWatcher{W: fw, Head: wl.HeadString}})
 	if err != nil {
 		ln.Close()
 		return err
@@ -119,9 +123,9 @@ func (s *serveSource) run(args ...string) ([]byte, error) {
 	if code := Run(args, strings.NewReader(""), &out, &errb); code != 0 {
 		msg := strings.TrimSpace(errb.String())
 		if code == ExitUsage && strings.Contains(msg, "unknown command") {
-			return nil, fmt.Errorf("git rally %s: %w", args[0], web.ErrUnavailable)
+			return nil, fmt.Errorf("git rally %s: %w", args[0], webapi.ErrUnavailable)
 		}
-		return nil, &web.CommandError{Exit: code, JSON: bytes.TrimSpace(out.Bytes()),
+		return nil, &webapi.CommandError{Exit: code, JSON: bytes.TrimSpace(out.Bytes()),
 			Msg: fmt.Sprintf("git rally %s exited %d: %s", strings.Join(args, " "), code, msg)}
 	}
 	return out.Bytes(), nil

@@ -119,7 +119,7 @@ func TestServeInBrowser(t *testing.T) {
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
 		defer f.close()
-		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s *web.Server) { srv = s; urls <- u })
+		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s WebServer) { srv = s.(*web.Server); urls <- u })
 	}()
 	var url string
 	select {
@@ -330,7 +330,7 @@ func TestDemoServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
-		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ *web.Server) { urls <- u })
+		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ WebServer) { urls <- u })
 	}()
 	var url string
 	select {

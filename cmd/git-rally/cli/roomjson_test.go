@@ -1,0 +1,98 @@
+package cli
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"reflect"
+	"testing"
+)
+
+// roomIndentedJSON writes what indentedJSON writes for the same room, for
+// rooms whose claims set every field of claimJSON (filled by reflection,
+// so a field added to claimJSON and not to appendClaimJSON fails here)
+// with strings that need escaping, and for empty and nil lists.
+func TestRoomJSONMatchesIndentedJSON(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 5))
+	strs := []string{"", "a", "file:src/a.go", `q"uote`, `back\slash`, "<b>&amp;</b>", "line\nbreak\ttab\r",
+		"\u2028\u2029", "é中文🙂", "\x01\x1f\x7fctl", "\xff\xfeinvalid", "  spaced  ", "[]{}:,", "\b\f"}
+	str := func() string { return strs[rng.IntN(len(strs))] }
+	fill := func(v reflect.Value) {
+		for i := 0; i < v.NumField(); i++ {
+			f := v.Field(i)
+			switch f.Kind() {
+			case reflect.String:
+				f.SetString(str())
+			case reflect.Bool:
+				f.SetBool(rng.IntN(2) == 0)
+			case reflect.Slice:
+				switch rng.IntN(4) {
+				case 0: // nil
+				case 1:
+					f.Set(reflect.MakeSlice(f.Type(), 0, 0))
+				default:
+					n := 1 + rng.IntN(3)
+					s := reflect.MakeSlice(f.Type(), n, n)
+					for j := 0; j < n; j++ {
+						s.Index(j).SetString(str())
+					}
+					f.Set(s)
+				}
+			default:
+				t.Fatalf("claimJSON.%s: a %s field; teach appendClaimJSON and this test", v.Type().Field(i).Name, f.Kind())
+			}
+		}
+	}
+	rooms := []roomJSON{
+		{},
+		baseRoomJSON(),
+	}
+	for i := 0; i < 200; i++ {
+		r := baseRoomJSON()
+		r.Head, r.Clock = str(), rng.Int64N(1<<40)
+		n := rng.IntN(5)
+		if n == 4 {
+			r.Claims = nil
+		}
+		for j := 0; j < n && n < 4; j++ {
+			var c claimJSON
+			fill(reflect.ValueOf(&c).Elem())
+			r.Claims = append(r.Claims, c)
+		}
+		if rng.IntN(2) == 0 {
+			r.Plans = []roomPlanJSON{{Plan: str(), ByState: map[string]int{str(): 1}}}
+		}
+		if rng.IntN(2) == 0 {
+			r.Peers = append(r.Peers, peerJSON{Tool: str(), State: str(), LastSeen: str(), Verified: str()})
+		}
+		rooms = append(rooms, r)
+	}
+	big := baseRoomJSON() // written in many chunks
+	for i := 0; i < 600; i++ {
+		var c claimJSON
+		fill(reflect.ValueOf(&c).Elem())
+		big.Claims = append(big.Claims, c)
+	}
+	rooms = append(rooms, big)
+	for _, r := range rooms {
+		want, err := indentedJSON(r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := encodeIndented(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("for %#v\n got %s\nwant %s", r, got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// baseRoomJSON is a room with something in every list but the claims.
+func baseRoomJSON() roomJSON {
+	return roomJSON{Head: "abc", Clock: 7, Peers: []peerJSON{{Tool: "a", State: "active", LastSeen: "t"}},
+		Claims: []claimJSON{}, Handoffs: []handoffJSON{{ID: "h", From: "a", Target: "b", Subject: "s<>", Overdue: true}},
+		Blockers: []noteJSON{{ID: "b", Kind: "blocker", Scopes: []string{"file:x"}}}, Risks: []noteJSON{},
+		Worktrees: []worktreeJSON{{Name: "w"}}, Sessions: []roomSessionJSON{},
+		Totals: totalsJSON{Facts: 3, ByKind: map[string]int{"claim": 2, "note": 1}, Ignored: 1}}
+}

@@ -1,0 +1,57 @@
+package testscripts
+
+import (
+	"os/exec"
+	"regexp"
+	"testing"
+)
+
+// A hot command runs before the servers' packages initialise (cli/hot.go,
+// cli.Servers): GODEBUG=inittrace=1 lists every package initialised, and
+// net/http, html/template and the MCP SDK are not among them for a claim
+// or a hook, while the full tree (mcp --help) has them.
+func TestHotCommandsSkipServerInit(t *testing.T) {
+	prefix := installedBinary(t)
+	env := append(userEnv(t, prefix), "GODEBUG=inittrace=1", "RALLY_TOOL=codex:a1")
+	dir := t.TempDir()
+	run := func(args ...string) string {
+		c := exec.Command(args[0], args[1:]...)
+		c.Dir, c.Env = dir, env
+		out, _ := c.CombinedOutput()
+		return string(out)
+	}
+	run("git", "init", "-q")
+	run("git-rally", "init")
+	inits := regexp.MustCompile(`(?m)^init (\S+) @`)
+	initialised := func(out string) map[string]bool {
+		m := map[string]bool{}
+		for _, s := range inits.FindAllStringSubmatch(out, -1) {
+			m[s[1]] = true
+		}
+		return m
+	}
+	servers := []string{"net/http", "html/template", "github.com/modelcontextprotocol/go-sdk/mcp"}
+	full := initialised(run("git-rally", "mcp", "--help"))
+	for _, p := range servers {
+		if !full[p] {
+			t.Fatalf("mcp --help did not initialise %s: the trace does not show what this test looks for", p)
+		}
+	}
+	for _, args := range [][]string{
+		{"git-rally", "version"},
+		{"git-rally", "claim", "src/a.go"},
+		{"git-rally", "check", "src/a.go"},
+		{"git-rally", "room", "--json"},
+		{"git-rally", "hook", "claude", "pre-tool-use"},
+	} {
+		got := initialised(run(args...))
+		if !got["github.com/spf13/cobra"] && !got["github.com/git-rally/git-rally/cmd/git-rally/cli"] && len(got) < 10 {
+			t.Fatalf("%v: no init trace", args)
+		}
+		for _, p := range servers {
+			if got[p] {
+				t.Errorf("%v initialised %s", args, p)
+			}
+		}
+	}
+}
