@@ -17,7 +17,13 @@ type Repo struct {
 	CommonDir string // absolute; the room
 	GitDir    string // this worktree's git dir
 	WorkTree  string // this worktree's top level; "" in a bare repository
+	config    []byte // <common dir>/config as Discover read it
 }
+
+// Config returns the repository's config file as Discover read it (nil
+// when it could not): a command that reads the configuration next does
+// not read the file again.
+func (r *Repo) Config() []byte { return r.config }
 
 // Discover finds the repository containing dir without running git: it
 // walks up to a .git directory or gitdir file, then follows commondir. It
@@ -119,6 +125,7 @@ func (r *Repo) finish() (*Repo, error) {
 		}
 	}
 	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil {
+		r.config = b
 		low := strings.ToLower(string(b))
 		if strings.Contains(low, "objectformat") && strings.Contains(low, "sha256") {
 			return nil, fmt.Errorf("sha256 repositories are not supported yet")
