@@ -2,9 +2,13 @@ package cli
 
 import (
 	"bytes"
+	"fmt"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
 )
 
 // roomIndentedJSON writes what indentedJSON writes for the same room, for
@@ -95,4 +99,32 @@ func baseRoomJSON() roomJSON {
 		Blockers: []noteJSON{{ID: "b", Kind: "blocker", Scopes: []string{"file:x"}}}, Risks: []noteJSON{},
 		Worktrees: []worktreeJSON{{Name: "w"}}, Sessions: []roomSessionJSON{},
 		Totals: totalsJSON{Facts: 3, ByKind: map[string]int{"claim": 2, "note": 1}, Ignored: 1}}
+}
+
+// A room whose claims stream from their views writes what toRoomJSON's
+// claims write.
+func TestRoomJSONStreamMatchesClaims(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	room := &facts.Room{Head: "h", Clock: 3, ByKind: map[string]int{"claim": 2}}
+	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", ""} {
+		room.Claims = append(room.Claims, facts.ClaimView{
+			Fact:         &facts.Fact{ID: fmt.Sprintf("f_%d", i), Tool: "t", Session: sub, Scopes: []string{"file:a" + sub}, Subject: sub, At: "x"},
+			LeaseExpires: at.Add(time.Duration(i) * time.Hour), LeaseState: "live", OwnerState: "active",
+			Contested: i == 1, HeldOver: sub})
+	}
+	for _, r := range []*facts.Room{room, {Head: "empty"}} {
+		want, err := indentedJSON(toRoomJSON(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := toRoomJSONWithout(r)
+		out.stream = &claimStream{views: r.Claims}
+		got, err := encodeIndented(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("got %s\nwant %s", got.Bytes(), want.Bytes())
+		}
+	}
 }
