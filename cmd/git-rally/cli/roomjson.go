@@ -229,7 +229,17 @@ func appendClaimJSON(b []byte, c *claimJSON) []byte {
 // times, tools and most scopes are, is written as it is; anything else
 // goes through encoding/json itself.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // eight bytes at a time
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if plainWord(x) {
+			continue
+		}
+		return appendJSONStringSlow(b, s)
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return appendJSONStringSlow(b, s)
 		}
@@ -237,6 +247,15 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// plainWord reports whether none of x's eight bytes is below 0x20, at or
+// above 0x7f, a quote or a backslash.
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a byte of v is 0
+	bad := x&highs | (x-ones*0x20)&^x&highs | zero(x^(ones*'"')) | zero(x^(ones*'\\')) | zero(x^(ones*0x7f))
+	return bad == 0
 }
 
 func appendJSONStringSlow(b []byte, s string) []byte {

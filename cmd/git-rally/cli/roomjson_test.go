@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"reflect"
@@ -125,6 +126,32 @@ func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 		}
 		if !bytes.Equal(got.Bytes(), want.Bytes()) {
 			t.Fatalf("got %s\nwant %s", got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// plainWord agrees with the byte-at-a-time test for every byte in every
+// position.
+func TestPlainWord(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			if got := plainWord(binary.LittleEndian.Uint64(w)); got != plain(byte(c)) {
+				t.Fatalf("byte %#x at %d: plainWord %v", c, pos, got)
+			}
+		}
+	}
+	for i := 0; i < 100000; i++ {
+		var w [8]byte
+		all := true
+		for j := range w {
+			w[j] = byte(rand.IntN(256))
+			all = all && plain(w[j])
+		}
+		if got := plainWord(binary.LittleEndian.Uint64(w[:])); got != all {
+			t.Fatalf("%q: plainWord %v, want %v", w, got, all)
 		}
 	}
 }
