@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"testing"
@@ -153,5 +154,30 @@ func TestPlainWord(t *testing.T) {
 		if got := plainWord(binary.LittleEndian.Uint64(w[:])); got != all {
 			t.Fatalf("%q: plainWord %v, want %v", w, got, all)
 		}
+	}
+}
+
+// Writing a room's claims allocates at most once a claim (its lease time
+// as text), whatever their number: no DTO slice, no whole-document buffer.
+func TestRoomJSONAllocationsPerClaim(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	allocs := func(n int) float64 {
+		room := &facts.Room{Head: "h", ByKind: map[string]int{"claim": n}}
+		for i := 0; i < n; i++ {
+			room.Claims = append(room.Claims, facts.ClaimView{
+				Fact:         &facts.Fact{ID: fmt.Sprintf("f_%016x", i), Tool: "t", Scopes: []string{fmt.Sprintf("file:src/%d.go", i)}, Subject: "work", At: "2026-01-02T03:04:05.000Z"},
+				LeaseExpires: at, LeaseState: "live", OwnerState: "active"})
+		}
+		out := toRoomJSONWithout(room)
+		out.stream = &claimStream{views: room.Claims}
+		return testing.AllocsPerRun(5, func() {
+			if err := writeRoomJSON(io.Discard, &out); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(20), allocs(2000)
+	if per := (large - small) / 1980; per > 1.01 {
+		t.Errorf("writing a room allocates %.0f times with 20 claims, %.0f with 2,000: %.2f a claim", small, large, per)
 	}
 }
