@@ -83,27 +83,39 @@ type fastMembers [maxFastFields][2]int32
 // fastDecode decodes a canonical line (without its newline). ok is false
 // when the line is not canonical; nothing is known about it then.
 func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
-	tab := fastFields()
-	if !tab.ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
+	if !fastFields().ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
 		return nil, ms, false
 	}
 	f = &Fact{}
-	v := reflect.ValueOf(f).Elem()
 	// One string holds the line; the fields written as they are are
 	// slices of it (one allocation a fact, not one a field).
-	str := string(b)
+	if ok = fastDecodeInto(f, b, string(b), &ms); !ok {
+		return nil, ms, false
+	}
+	return f, ms, true
+}
+
+// fastDecodeInto is fastDecode into f, which the caller zeroed, with str
+// holding b's bytes: the strings of f are slices of str, so with str
+// aliasing b (unsafe.String), f holds no copy of the line.
+func fastDecodeInto(f *Fact, b []byte, str string, ms *fastMembers) bool {
+	tab := fastFields()
+	if !tab.ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
+		return false
+	}
+	v := reflect.ValueOf(f).Elem()
 	pos, next := 1, 0
 	for {
 		start := pos
 		if pos >= len(b) || b[pos] != '"' {
-			return nil, ms, false
+			return false
 		}
 		end := pos + 1
 		for end < len(b) && b[end] != '"' && b[end] != '\\' {
 			end++
 		}
 		if end+1 >= len(b) || b[end] != '"' || b[end+1] != ':' {
-			return nil, ms, false
+			return false
 		}
 		key := b[pos+1 : end]
 		fi := -1
@@ -113,11 +125,11 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 				break
 			}
 			if !tab.fields[j].omit {
-				return nil, ms, false // the encoder writes it always
+				return false // the encoder writes it always
 			}
 		}
 		if fi < 0 {
-			return nil, ms, false
+			return false
 		}
 		ff := tab.fields[fi]
 		pos = end + 2
@@ -125,7 +137,7 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 		case reflect.String:
 			s, n, ok := fastString(b, str, pos)
 			if !ok || (ff.omit && s == "") {
-				return nil, ms, false
+				return false
 			}
 			v.Field(ff.index).SetString(s)
 			pos = n
@@ -140,20 +152,20 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 			x, err := strconv.ParseInt(string(b[pos:n]), 10, ff.bits)
 			var buf [24]byte
 			if err != nil || string(strconv.AppendInt(buf[:0], x, 10)) != string(b[pos:n]) || (ff.omit && x == 0) {
-				return nil, ms, false
+				return false
 			}
 			v.Field(ff.index).SetInt(x)
 			pos = n
 		default: // []string, never empty: an empty one is left out
 			if pos >= len(b) || b[pos] != '[' {
-				return nil, ms, false
+				return false
 			}
 			pos++
 			var ss []string
 			for {
 				s, n, ok := fastString(b, str, pos)
 				if !ok || n >= len(b) {
-					return nil, ms, false
+					return false
 				}
 				ss = append(ss, s)
 				pos = n + 1
@@ -161,7 +173,7 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 					break
 				}
 				if b[n] != ',' {
-					return nil, ms, false
+					return false
 				}
 			}
 			v.Field(ff.index).Set(reflect.ValueOf(ss))
@@ -169,25 +181,25 @@ func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
 		ms[fi] = [2]int32{int32(start), int32(pos)}
 		next = fi + 1
 		if pos >= len(b) {
-			return nil, ms, false
+			return false
 		}
 		if b[pos] == '}' {
 			if pos != len(b)-1 {
-				return nil, ms, false
+				return false
 			}
 			break
 		}
 		if b[pos] != ',' {
-			return nil, ms, false
+			return false
 		}
 		pos++
 	}
 	for j := next; j < len(tab.fields); j++ {
 		if !tab.fields[j].omit {
-			return nil, ms, false
+			return false
 		}
 	}
-	return f, ms, true
+	return true
 }
 
 // fastString reads the string at b[pos] as encoding/json (with HTML
@@ -259,9 +271,16 @@ func unescapeFast(s []byte) string {
 // fastID is the id of a canonical line: the hash of its members but the
 // id in key order, as ComputeID re-encodes them.
 func fastID(b []byte, ms *fastMembers) string {
+	var id [18]byte
+	fastIDInto(&id, nil, b, ms)
+	return string(id[:])
+}
+
+// fastIDInto writes fastID's id into id, hashing in buf (grown as needed
+// and returned, for the next call).
+func fastIDInto(id *[18]byte, buf, b []byte, ms *fastMembers) []byte {
 	tab := fastFields()
-	buf := make([]byte, 0, len(b)+2)
-	buf = append(buf, '{')
+	buf = append(buf[:0], '{')
 	for _, j := range tab.canon {
 		m := ms[j]
 		if m[1] == 0 {
@@ -274,5 +293,7 @@ func fastID(b []byte, ms *fastMembers) string {
 	}
 	buf = append(buf, '}', '\n')
 	sum := sha256.Sum256(buf)
-	return "f_" + hex.EncodeToString(sum[:8])
+	id[0], id[1] = 'f', '_'
+	hex.Encode(id[2:], sum[:8])
+	return buf
 }

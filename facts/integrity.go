@@ -50,19 +50,29 @@ func checkStoredID(f *Fact, id string, err error, name string) *Corrupt {
 	if f.Clock <= 0 || f.Clock > MaxClock {
 		return &Corrupt{"bad-clock", fmt.Sprintf("fact %s has clock %d, not a positive integer below 2^53", f.ID, f.Clock)}
 	}
-	for _, s := range identFields(f) {
-		if !Printable(s) {
-			return &Corrupt{"bad-text", fmt.Sprintf("fact %s carries control or invisible characters in %q", f.ID, Sanitize(s, 60))}
-		}
+	if s, ok := unprintableIdent(f); ok {
+		return &Corrupt{"bad-text", fmt.Sprintf("fact %s carries control or invisible characters in %q", f.ID, Sanitize(s, 60))}
 	}
 	return nil
 }
 
-func identFields(f *Fact) []string {
-	out := []string{f.Kind, f.Tool, f.Session, f.At, f.Ref, f.Target, f.Access, f.AckBy, f.Severity, f.Status,
-		f.Revision, f.Name, f.Path, f.Branch, f.Base}
-	out = append(out, f.Scopes...)
-	return append(out, f.Files...)
+// unprintableIdent returns the first of f's identifying fields that is
+// not Printable.
+func unprintableIdent(f *Fact) (string, bool) {
+	for _, s := range [...]string{f.Kind, f.Tool, f.Session, f.At, f.Ref, f.Target, f.Access, f.AckBy, f.Severity, f.Status,
+		f.Revision, f.Name, f.Path, f.Branch, f.Base} {
+		if !Printable(s) {
+			return s, true
+		}
+	}
+	for _, ss := range [2][]string{f.Scopes, f.Files} {
+		for _, s := range ss {
+			if !Printable(s) {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // Printable reports whether s has no control, format (bidi, zero-width)

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/git-rally/git-rally/refs"
 )
@@ -83,22 +84,43 @@ type retractRef struct {
 // add stores f; seq orders duplicates.
 func (ls *lineStore) add(f *Fact, seq uint64) {
 	id, ok := parseFactID(f.ID)
-	if !ok {
+	var r *retractRef
+	if f.Kind == KindRetract && f.Ref != "" {
+		r = &retractRef{id: f.ID, ref: f.Ref, tool: f.Tool}
+	}
+	ls.addLine(scanned{clock: f.Clock, id: id, idOK: ok, raw: f.Raw, retract: r}, seq)
+}
+
+// scanned is a checked fact as the line store keeps it: its key, its
+// stored line (with its newline) and, for a retraction, what it retracts.
+type scanned struct {
+	clock   int64
+	id      uint64
+	idOK    bool // the id is f_ and 16 hex digits (parseFactID)
+	raw     []byte
+	retract *retractRef
+}
+
+// addLine stores one scanned fact; seq orders duplicates.
+func (ls *lineStore) addLine(f scanned, seq uint64) {
+	if !f.idOK {
 		ls.odd = true
 		return
 	}
-	raw := f.Raw
+	raw := f.raw
 	last := len(ls.chunks) - 1
 	if last < 0 || len(ls.chunks[last])+len(raw) > cap(ls.chunks[last]) {
 		ls.chunks = append(ls.chunks, make([]byte, 0, max(arenaChunk, len(raw))))
 		last++
 	}
 	c := ls.chunks[last]
-	k := lineKey{clock: f.Clock, id: id, seq: seq, chunk: uint32(last), off: uint32(len(c)), n: uint32(len(raw))}
+	k := lineKey{clock: f.clock, id: f.id, seq: seq, chunk: uint32(last), off: uint32(len(c)), n: uint32(len(raw))}
 	ls.chunks[last] = append(c, raw...)
 	ls.keys = append(ls.keys, k)
-	if f.Kind == KindRetract && f.Ref != "" {
-		ls.retracts = append(ls.retracts, retractRef{k, f.ID, f.Ref, f.Tool})
+	if f.retract != nil {
+		r := *f.retract
+		r.key = k
+		ls.retracts = append(ls.retracts, r)
 	}
 }
 
@@ -252,38 +274,77 @@ func (s *State) build(f *Fact) {
 }
 
 // factBlob is a fact blob of a rebuild: its directory (shared by the
-// blobs of a segment), where its name is in factList.names, and its id.
+// blobs of a segment), its name and its id.
 type factBlob struct {
-	dir       string
-	name, len uint32
+	dir, name string
 	hash      refs.Hash
 }
 
-// factList lists the fact blobs of a tree in the order diff gives.
+// factList lists the fact blobs of a tree in the order ls-tree gives.
+// It grows while the blobs already listed are read and decoded on other
+// goroutines: mu guards it. Blobs and names are kept in pages that never
+// move, so that listing 100k blobs does not copy them again and again.
 type factList struct {
-	blobs []factBlob
-	names []byte
+	mu    sync.RWMutex
+	pages [][]factBlob
+	n     int
+	names []byte // the current page of names; a name is a string over it
+}
+
+const (
+	blobPage = 4096
+	namePage = 64 << 10
+)
+
+func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
+	if len(fl.names)+len(name) > cap(fl.names) {
+		fl.names = make([]byte, 0, max(namePage, len(name)))
+	}
+	off := len(fl.names)
+	fl.names = append(fl.names, name...)
+	// The page's bytes are never written again: the string may alias them.
+	nm := unsafe.String(unsafe.SliceData(fl.names[off:]), len(name))
+	fl.mu.Lock()
+	defer fl.mu.Unlock()
+	if fl.n%blobPage == 0 {
+		fl.pages = append(fl.pages, make([]factBlob, 0, blobPage))
+	}
+	pg := &fl.pages[len(fl.pages)-1]
+	*pg = append(*pg, factBlob{dir, nm, h})
+	fl.n++
+	return fl.n - 1
+}
+
+func (fl *factList) blob(i int) factBlob {
+	fl.mu.RLock()
+	defer fl.mu.RUnlock()
+	return fl.pages[i/blobPage][i%blobPage]
 }
 
 func (fl *factList) path(i int) string {
-	b := fl.blobs[i]
-	return b.dir + "/" + string(fl.names[b.name:b.name+b.len])
+	b := fl.blob(i)
+	return b.dir + "/" + b.name
 }
 
-// listFacts lists the fact blobs under tree with one git ls-tree. Of the
-// trees, it keeps only those along the newest path (the ones the state
-// file carries: cache.headPath), not the whole ledger's.
-func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
-	fl := &factList{}
+// listFacts lists the fact blobs under tree with one git ls-tree into
+// fl, calling found with each one's index and id as ls-tree names it. Of
+// the trees, it keeps only those along the newest path (the ones the
+// state file carries: cache.headPath), not the whole ledger's.
+func (l *Ledger) listFacts(tree refs.Hash, fl *factList, found func(i int, h refs.Hash)) error {
 	// The newest path: its directories, root first, their ids and
 	// entries. A directory is on it when it is the greatest of its
-	// parent's, and its parent is on it (at the root: facts/).
+	// parent's, and its parent is on it (at the root: facts/). ls-tree
+	// lists in order, so every segment is the newest for a while: its
+	// entries are kept as bytes, in buffers a level reuses, and made
+	// into refs.Entry values only for the path that stays.
 	type level struct {
 		path    string
 		hash    refs.Hash
-		entries []refs.Entry
+		entries []headEntry
+		names   []byte
 	}
-	head := []level{{hash: tree}}
+	head := []*level{{hash: tree}}
+	var spare []*level
 	dir := ""
 	err := l.Store.WalkTree(tree, func(p []byte, isDir bool, h refs.Hash) {
 		parent, name := []byte(nil), p
@@ -298,25 +359,47 @@ func (l *Ledger) listFacts(tree refs.Hash) (*factList, error) {
 			d = 0
 		}
 		if d < len(head) && head[d].path == dir {
-			head[d].entries = append(head[d].entries, refs.Entry{Name: string(name), Dir: isDir, Hash: h})
+			lv := head[d]
+			lv.entries = append(lv.entries, headEntry{uint32(len(lv.names)), uint32(len(name)), isDir, h})
+			lv.names = append(lv.names, name...)
 			if isDir && (d > 0 || string(name) == factsDir) {
 				if d+1 >= len(head) || string(name) > baseName(head[d+1].path) {
-					head = append(head[:d+1], level{path: string(p), hash: h})
+					spare = append(spare, head[d+1:]...)
+					var nl *level
+					if n := len(spare); n > 0 {
+						nl, spare = spare[n-1], spare[:n-1]
+						*nl = level{entries: nl.entries[:0], names: nl.names[:0]}
+					} else {
+						nl = &level{}
+					}
+					nl.path, nl.hash = string(p), h
+					head = append(head[:d+1], nl)
 				}
 			}
 		}
 		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
-			fl.blobs = append(fl.blobs, factBlob{dir, uint32(len(fl.names)), uint32(len(name)), h})
-			fl.names = append(fl.names, name...)
+			found(fl.add(dir, name, h), h)
 		}
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for _, lv := range head {
-		l.cache.remember(lv.hash, lv.entries)
+		es := make([]refs.Entry, len(lv.entries))
+		for i, e := range lv.entries {
+			es[i] = refs.Entry{Name: string(lv.names[e.name : e.name+e.n]), Dir: e.dir, Hash: e.hash}
+		}
+		l.cache.remember(lv.hash, es)
 	}
-	return fl, nil
+	return nil
+}
+
+// headEntry is an entry of a tree along the newest path while it is
+// listed: its name's place in the level's names.
+type headEntry struct {
+	name, n uint32
+	dir     bool
+	hash    refs.Hash
 }
 
 // rebuildGCPercent is the collector's GOGC while a rebuild runs. What a
@@ -338,15 +421,12 @@ func lowGC() func() {
 }
 
 // readStore reads and checks every fact blob under tree into a line
-// store, with the warnings parseBlobs gives, in the same order.
+// store, with the warnings parseBlobs gives, in the same order. From the
+// BatchThreshold-th blob on, the blobs are read by cat-file (refs.BlobStream)
+// and decoded on the other cores while ls-tree still lists the tree.
 func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
-	fl, err := l.listFacts(tree)
-	if err != nil {
-		return nil, err
-	}
-	bs := fl.blobs
-	newStore := func() *lineStore { return &lineStore{keys: make([]lineKey, 0, len(bs)+len(bs)/8)} }
-	ls := newStore()
+	fl := &factList{}
+	ls := &lineStore{}
 	warns := map[int][]string{}
 	store := func(i int, fs []*Fact, w []string) {
 		for j, f := range fs {
@@ -356,16 +436,39 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 			warns[i] = w
 		}
 	}
-	streamed := false
-	if len(bs) >= refs.BatchThreshold {
-		streamed = l.streamStore(fl, store) == nil
-		if !streamed {
-			ls, warns = newStore(), map[int][]string{}
+	var rd *streamDecoder
+	storeScanned := func(i int, fs []scanned, w []string) {
+		for j, f := range fs {
+			ls.addLine(f, uint64(i)<<32|uint64(j))
+		}
+		if len(w) > 0 {
+			warns[i] = w
 		}
 	}
+	err := l.listFacts(tree, fl, func(i int, h refs.Hash) {
+		switch {
+		case rd != nil:
+			rd.bs.Add(i, h)
+		case i+1 == refs.BatchThreshold:
+			rd = l.newStreamDecoder(fl, storeScanned)
+			for j := 0; j <= i; j++ {
+				rd.bs.Add(j, fl.blob(j).hash)
+			}
+		}
+	})
+	streamed := false
+	if rd != nil {
+		streamed = rd.close() == nil && err == nil
+		if !streamed {
+			ls, warns = &lineStore{}, map[int][]string{}
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
 	if !streamed {
-		for i, b := range bs {
-			data, err := l.Store.ReadBlob(b.hash)
+		for i := 0; i < fl.n; i++ {
+			data, err := l.Store.ReadBlob(fl.blob(i).hash)
 			if err != nil {
 				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
 				continue
@@ -385,44 +488,125 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	return ls, nil
 }
 
-// streamStore reads the blobs with one git cat-file and decodes and
-// checks them on the other cores; store runs on one goroutine.
-func (l *Ledger) streamStore(fl *factList, store func(i int, fs []*Fact, w []string)) error {
-	type job struct {
-		i    int
-		data []byte
-	}
-	type result struct {
-		i  int
-		fs []*Fact
-		w  []string
-	}
-	jobs := make(chan job, 256)
-	results := make(chan result, 256)
-	var wg sync.WaitGroup
+// streamDecoder reads blobs with a refs.BlobStream and decodes and checks
+// them on the other cores; store runs on one goroutine.
+type streamDecoder struct {
+	bs      *refs.BlobStream
+	jobs    chan streamJob
+	results chan streamResult
+	wg      sync.WaitGroup
+	done    chan struct{}
+}
+
+type streamJob struct {
+	i    int
+	data []byte
+}
+
+type streamResult struct {
+	i  int
+	fs []scanned
+	w  []string
+}
+
+func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, w []string)) *streamDecoder {
+	rd := &streamDecoder{jobs: make(chan streamJob, 256), results: make(chan streamResult, 256), done: make(chan struct{})}
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
-		wg.Add(1)
+		rd.wg.Add(1)
 		go func() {
-			defer wg.Done()
-			for j := range jobs {
-				fs, w := parseBlobRaw(fl.path(j.i), j.data, true)
-				results <- result{j.i, fs, w}
+			defer rd.wg.Done()
+			var sc blobScanner
+			for j := range rd.jobs {
+				fs, w := sc.scan(fl.path(j.i), j.data)
+				rd.results <- streamResult{j.i, fs, w}
 			}
 		}()
 	}
-	done := make(chan struct{})
 	go func() {
-		for r := range results {
+		for r := range rd.results {
 			store(r.i, r.fs, r.w)
 		}
-		close(done)
+		close(rd.done)
 	}()
-	err := l.Store.StreamBlobsOf(len(fl.blobs), func(i int) refs.Hash { return fl.blobs[i].hash },
-		func(i int, data []byte) { jobs <- job{i, data} })
-	close(jobs)
-	wg.Wait()
-	close(results)
-	<-done
+	rd.bs = l.Store.NewBlobStream(func(i int, data []byte) { rd.jobs <- streamJob{i, data} })
+	return rd
+}
+
+// blobScanner is parseBlobRaw for a rebuild's first pass, which keeps of
+// a fact only its key and line: a canonical line is decoded into one Fact
+// the scanner reuses, whose strings alias the blob (nothing of it is kept
+// but copies), and hashed in a buffer it reuses. A rebuild reads 100k
+// facts; each Fact is 0.5 KB.
+type blobScanner struct {
+	f   Fact
+	ms  fastMembers
+	buf []byte
+}
+
+// scan returns the good facts of the blob at path, and a warning for
+// each line skipped, exactly as parseBlobRaw(path, data, true) does.
+func (sc *blobScanner) scan(path string, data []byte) ([]scanned, []string) {
+	var out []scanned
+	var warns []string
+	for rest := data; len(rest) > 0; {
+		line := rest
+		nl := bytes.IndexByte(rest, '\n')
+		if nl >= 0 {
+			line, rest = rest[:nl], rest[nl+1:]
+		} else {
+			rest = nil
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var c *Corrupt
+		var f *Fact
+		var raw []byte
+		sc.f, sc.ms = Fact{}, fastMembers{}
+		if fastDecodeInto(&sc.f, line, unsafe.String(unsafe.SliceData(line), len(line)), &sc.ms) && sc.f.ID != "" && sc.f.Kind != "" {
+			f = &sc.f
+			if nl >= 0 {
+				raw = line[: len(line)+1 : len(line)+1]
+			} else {
+				raw = append(append(make([]byte, 0, len(line)+1), line...), '\n')
+			}
+			var id [18]byte
+			sc.buf = fastIDInto(&id, sc.buf, line, &sc.ms)
+			got := f.ID
+			if string(id[:]) != got {
+				got = string(id[:])
+			}
+			c = checkStoredID(f, got, nil, baseName(path))
+		} else {
+			var err error
+			if f, err = Parse(line); err != nil {
+				warns = append(warns, fmt.Sprintf("skipping unreadable line in %s: %v", Sanitize(path, 200), err))
+				continue
+			}
+			raw = f.Raw
+			c = checkStored(f, line, baseName(path))
+		}
+		if c != nil {
+			warns = append(warns, fmt.Sprintf("skipping corrupt fact in %s: %s: %s", Sanitize(path, 200), c.Code, c.Message))
+			continue
+		}
+		s := scanned{clock: f.Clock, raw: raw}
+		s.id, s.idOK = parseFactID(f.ID)
+		if f.Kind == KindRetract && f.Ref != "" {
+			s.retract = &retractRef{id: strings.Clone(f.ID), ref: strings.Clone(f.Ref), tool: strings.Clone(f.Tool)}
+		}
+		out = append(out, s)
+	}
+	return out, warns
+}
+
+// close waits for every blob asked for to be stored.
+func (rd *streamDecoder) close() error {
+	err := rd.bs.Close()
+	close(rd.jobs)
+	rd.wg.Wait()
+	close(rd.results)
+	<-rd.done
 	return err
 }
 
