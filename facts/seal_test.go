@@ -2,6 +2,7 @@ package facts
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 )
 
@@ -40,6 +41,18 @@ func TestSealAgreesWithComputeID(t *testing.T) {
 		}
 		if !bytes.Equal(f.Raw, wantRaw) {
 			t.Errorf("case %d: raw\n%s\nwant\n%s", i, f.Raw, wantRaw)
+		}
+	}
+}
+
+// segmentNumber reads names as the fmt.Sscanf("%d") it replaced did.
+func TestSegmentNumberAsSscanf(t *testing.T) {
+	for _, name := range []string{"0000", "0007", "0255", "12", "+3", "-1", "7x", "x7", "", "-", "99999999999999999999", " 5", "\t5", "\n5", "\r5", "  -0"} {
+		var want int
+		_, err := fmt.Sscanf(name, "%d", &want)
+		got, ok := segmentNumber(name)
+		if ok != (err == nil) || (ok && got != want) {
+			t.Errorf("segmentNumber(%q) = %d, %v; Sscanf: %d, %v", name, got, ok, want, err)
 		}
 	}
 }

@@ -102,7 +102,7 @@ func (f *factory) Repo() (*worktree.Repo, error) {
 // config returns the repository's git configuration, read once.
 func (f *factory) config(r *worktree.Repo) *refs.Config {
 	if f.cfg == nil {
-		f.cfg = refs.ReadConfig(r.CommonDir, r.GitDir)
+		f.cfg = refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config())
 	}
 	return f.cfg
 }
