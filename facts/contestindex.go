@@ -1,5 +1,10 @@
 package facts
 
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
 // Which open claims are contested, without comparing every pair: two path
 // scopes can overlap only when their literal prefixes nest (file = its
 // path, dir = its path, glob = its leading segments without pattern
@@ -7,12 +12,12 @@ package facts
 // More: of a nesting pair with different prefixes, the shallower one must
 // be a dir or a glob (a file overlaps only its own path, the dirs that
 // contain it and the globs that match it, whose prefixes contain it). So
-// claims are grouped by their exact keys, and each claim looks up the dir
-// and glob claims at its prefixes' ancestors (up to "."): there are
-// usually none, and then a claim costs one map lookup a scope. Every
-// candidate pair is checked exactly with ScopesConflict, so the answer is
-// the pairwise one, and a room costs about the same per claim with 20
-// open claims or 2,000.
+// claims meet the claims of their exact keys (found through a set of the
+// keys' hashes), and each claim looks up the dir and glob claims at its
+// prefixes' ancestors (up to "."), usually few or none. Every candidate
+// pair is checked exactly with ScopesConflict, so the answer is the
+// pairwise one, and a room costs about the same per claim with 20 open
+// claims or 2,000.
 
 // heldOver returns, for each claim (claims in (clock, id) order), the
 // position of the earliest earlier claim of another owner that conflicts
@@ -23,63 +28,95 @@ func heldOver(claims []*Fact, pairs *int) []int32 {
 	for i := range held {
 		held[i] = -1
 	}
-	// Lists of claim positions by key, linked through next (0 ends a
-	// list, entry e is links[e-1]): one allocation for all of them
-	// instead of a slice per key.
-	type link struct{ claim, next int32 }
-	links := make([]link, 0, len(claims)+len(claims)/4)
-	check := func(i int, e int32) {
-		for ; e > 0; e = links[e-1].next {
-			j := int(links[e-1].claim)
-			if j == i {
-				continue
-			}
-			lo, hi := min(i, j), max(i, j)
-			if h := held[hi]; h >= 0 && int(h) <= lo {
-				continue // an earlier one holds already
-			}
-			a, b := claims[lo], claims[hi]
-			if pairs != nil {
-				*pairs++
-			}
-			if a.Owner() == b.Owner() {
-				continue
-			}
-			if _, _, conflict := ScopesConflict(a.Scopes, a.Access, b.Scopes, b.Access); conflict {
-				held[hi] = int32(lo)
-			}
+	check := func(i, j int) {
+		if i == j {
+			return
+		}
+		lo, hi := min(i, j), max(i, j)
+		if h := held[hi]; h >= 0 && int(h) <= lo {
+			return // an earlier one holds already
+		}
+		a, b := claims[lo], claims[hi]
+		if pairs != nil {
+			*pairs++
+		}
+		if a.Owner() == b.Owner() {
+			return
+		}
+		if _, _, conflict := ScopesConflict(a.Scopes, a.Access, b.Scopes, b.Access); conflict {
+			held[hi] = int32(lo)
 		}
 	}
-	// Equal keys: each claim meets the earlier ones of its key as it is
-	// added.
-	same := make(map[string]int32, len(claims))
-	exact := map[string]int32{}
-	var wide map[string]int32 // prefixes of dir and glob scopes
-	add := func(m map[string]int32, k string, i int) {
-		head := m[k]
-		if head > 0 && links[head-1].claim == int32(i) {
-			return // two scopes of one claim under one key
+	// Equal keys: every scope's key hashed into an open-addressing set
+	// of the hashes (a few pages, no string compared); only the keys
+	// whose hash is there twice, usually none, are then grouped exactly.
+	seed := maphash.MakeSeed()
+	hashOf := func(s Scope, k string) uint64 {
+		h := maphash.String(seed, k) | 1 // 0 is an empty slot
+		if !s.IsPath() {
+			h ^= 2 // other keys never meet path prefixes
 		}
-		check(i, head)
-		links = append(links, link{int32(i), head})
-		m[k] = int32(len(links))
+		return h
 	}
+	n := 0
+	for _, c := range claims {
+		n += len(c.Scopes)
+	}
+	table := make([]uint64, 1<<bits.Len(uint(2*n)))
+	mask := uint64(len(table) - 1)
+	var twice map[uint64]bool
+	var wide map[string][]int32 // prefixes of dir and glob scopes
+	var wideLen [256]bool       // the lengths of those prefixes (longer: wideLong)
+	wideLong := false
 	for i, c := range claims {
 		for _, raw := range c.Scopes {
 			s, k := scopeKey(raw)
-			switch {
-			case !s.IsPath():
-				add(exact, k, i)
-			case s.Kind == "file":
-				add(same, k, i)
-			default:
-				add(same, k, i)
-				if wide == nil {
-					wide = map[string]int32{}
+			// (Two scopes of one claim under one key count as twice:
+			// the exact grouping below sorts that out.)
+			h := hashOf(s, k)
+			slot := h & mask
+			for table[slot] != 0 && table[slot] != h {
+				slot = (slot + 1) & mask
+			}
+			if table[slot] == h {
+				if twice == nil {
+					twice = map[uint64]bool{}
 				}
-				if head := wide[k]; head == 0 || links[head-1].claim != int32(i) {
-					links = append(links, link{int32(i), head})
-					wide[k] = int32(len(links))
+				twice[h] = true
+			}
+			table[slot] = h
+			if s.IsPath() && s.Kind != "file" {
+				if wide == nil {
+					wide = map[string][]int32{}
+				}
+				if ws := wide[k]; len(ws) == 0 || ws[len(ws)-1] != int32(i) {
+					wide[k] = append(ws, int32(i))
+				}
+				if len(k) < len(wideLen) {
+					wideLen[len(k)] = true
+				} else {
+					wideLong = true
+				}
+			}
+		}
+	}
+	if twice != nil {
+		groups := map[string][]int32{}
+		for i, c := range claims {
+			for _, raw := range c.Scopes {
+				s, k := scopeKey(raw)
+				if !twice[hashOf(s, k)] {
+					continue
+				}
+				g := k
+				if !s.IsPath() {
+					g = "\x00" + k // apart from the path prefixes
+				}
+				if ms := groups[g]; len(ms) == 0 || ms[len(ms)-1] != int32(i) {
+					for _, j := range ms {
+						check(int(j), i)
+					}
+					groups[g] = append(ms, int32(i))
 				}
 			}
 		}
@@ -95,7 +132,11 @@ func heldOver(claims []*Fact, pairs *int) []int32 {
 				continue
 			}
 			for a := parentPrefix(k); ; a = parentPrefix(a) {
-				check(i, wide[a])
+				if len(a) >= len(wideLen) && wideLong || len(a) < len(wideLen) && wideLen[len(a)] {
+					for _, j := range wide[a] {
+						check(i, int(j))
+					}
+				}
 				if a == "." {
 					break
 				}

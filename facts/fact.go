@@ -116,6 +116,9 @@ func (f *Fact) Key() Key { return Key{f.Clock, f.ID} }
 
 // Time parses At; a bad or missing time is the zero time.
 func (f *Fact) Time() time.Time {
+	if t, ok := parseTime(f.At); ok {
+		return t
+	}
 	t, err := time.Parse(time.RFC3339Nano, f.At)
 	if err != nil {
 		return time.Time{}

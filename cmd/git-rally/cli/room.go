@@ -186,9 +186,14 @@ func claimsTouching(cs []facts.ClaimView, scopes []string) []facts.ClaimView {
 }
 
 func toClaimJSON(c facts.ClaimView) claimJSON {
+	return toClaimJSONLease(c, facts.FormatTime(c.LeaseExpires))
+}
+
+// toClaimJSONLease is toClaimJSON with the lease time formatted already.
+func toClaimJSONLease(c facts.ClaimView, lease string) claimJSON {
 	return claimJSON{ID: c.Fact.ID, Tool: c.Fact.Tool, Session: c.Fact.Session, Scopes: c.Fact.Scopes,
 		Access: orDefault(c.Fact.Access, facts.Exclusive), Subject: facts.Sanitize(c.Fact.Subject, 0), At: c.Fact.At,
-		LeaseExpiresAt: facts.FormatTime(c.LeaseExpires), LeaseState: c.LeaseState, OwnerState: c.OwnerState,
+		LeaseExpiresAt: lease, LeaseState: c.LeaseState, OwnerState: c.OwnerState,
 		Contested: c.Contested, HeldOver: c.HeldOver}
 }
 

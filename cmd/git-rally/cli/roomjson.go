@@ -6,6 +6,7 @@ import (
 	"io"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/git-rally/git-rally/facts"
 )
@@ -111,11 +112,17 @@ func (cw *chunkWriter) stream(s *claimStream) {
 		return
 	}
 	cw.b = append(cw.b, '[')
+	var lastAt time.Time
+	lastLease := ""
 	for i, v := range s.views {
 		if i > 0 {
 			cw.b = append(cw.b, ',')
 		}
-		c := toClaimJSON(v)
+		// An owner's claims mostly share a lease time: format it once.
+		if lastLease == "" || !v.LeaseExpires.Equal(lastAt) {
+			lastAt, lastLease = v.LeaseExpires, facts.FormatTime(v.LeaseExpires)
+		}
+		c := toClaimJSONLease(v, lastLease)
 		c.Verified = verdictOf(s.verifier, c.ID, c.Tool)
 		cw.b = append(cw.b, "\n    "...)
 		cw.b = appendClaimJSON(cw.b, &c)
@@ -253,9 +260,10 @@ func appendJSONString(b []byte, s string) []byte {
 // above 0x7f, a quote or a backslash.
 func plainWord(x uint64) bool {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	zero := func(v uint64) uint64 { return (v - ones) &^ v & highs } // a byte of v is 0
-	bad := x&highs | (x-ones*0x20)&^x&highs | zero(x^(ones*'"')) | zero(x^(ones*'\\')) | zero(x^(ones*0x7f))
-	return bad == 0
+	// (v - ones) &^ v & highs is not 0 when a byte of v is 0.
+	q, bs, del := x^(ones*'"'), x^(ones*'\\'), x^(ones*0x7f)
+	bad := x | (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del
+	return bad&highs == 0
 }
 
 func appendJSONStringSlow(b []byte, s string) []byte {

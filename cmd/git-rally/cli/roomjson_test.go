@@ -108,10 +108,10 @@ func baseRoomJSON() roomJSON {
 func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	room := &facts.Room{Head: "h", Clock: 3, ByKind: map[string]int{"claim": 2}}
-	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", ""} {
+	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", "", "again", "more"} {
 		room.Claims = append(room.Claims, facts.ClaimView{
 			Fact:         &facts.Fact{ID: fmt.Sprintf("f_%d", i), Tool: "t", Session: sub, Scopes: []string{"file:a" + sub}, Subject: sub, At: "x"},
-			LeaseExpires: at.Add(time.Duration(i) * time.Hour), LeaseState: "live", OwnerState: "active",
+			LeaseExpires: at.Add(time.Duration(i%3/2) * time.Hour), LeaseState: "live", OwnerState: "active",
 			Contested: i == 1, HeldOver: sub})
 	}
 	for _, r := range []*facts.Room{room, {Head: "empty"}} {
