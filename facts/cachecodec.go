@@ -47,6 +47,11 @@ type decoder struct {
 }
 
 func (d *decoder) uint() uint64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // tags and most lengths: one byte
+		v := uint64(d.b[0])
+		d.b = d.b[1:]
+		return v
+	}
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail()
@@ -57,6 +62,14 @@ func (d *decoder) uint() uint64 {
 }
 
 func (d *decoder) int() int64 {
+	if len(d.b) > 0 && d.b[0] < 0x80 { // binary.Varint of one byte
+		ux := uint64(d.b[0])
+		d.b = d.b[1:]
+		if ux&1 != 0 {
+			return ^int64(ux >> 1)
+		}
+		return int64(ux >> 1)
+	}
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail()

@@ -1,14 +1,23 @@
 package facts
 
+import (
+	"hash/maphash"
+	"math/bits"
+)
+
 // Which open claims are contested, without comparing every pair: two path
 // scopes can overlap only when their literal prefixes nest (file = its
 // path, dir = its path, glob = its leading segments without pattern
 // characters, see Overlap), and other kinds only on equal identifiers.
-// Each claim looks up the claims listed under its own prefixes and their
-// ancestors (up to "."), so every nesting pair is met from its deeper
-// side, and ScopesConflict decides exactly: the answer is the pairwise
-// one, and a room costs about the same per claim with 20 open claims or
-// 2,000.
+// More: of a nesting pair with different prefixes, the shallower one must
+// be a dir or a glob (a file overlaps only its own path, the dirs that
+// contain it and the globs that match it, whose prefixes contain it). So
+// claims meet the claims of their exact keys (found through a set of the
+// keys' hashes), and each claim looks up the dir and glob claims at its
+// prefixes' ancestors (up to "."), usually few or none. Every candidate
+// pair is checked exactly with ScopesConflict, so the answer is the
+// pairwise one, and a room costs about the same per claim with 20 open
+// claims or 2,000.
 
 // heldOver returns, for each claim (claims in (clock, id) order), the
 // position of the earliest earlier claim of another owner that conflicts
@@ -19,65 +28,115 @@ func heldOver(claims []*Fact, pairs *int) []int32 {
 	for i := range held {
 		held[i] = -1
 	}
-	// Lists of claim positions by key, linked through next: one
-	// allocation for all of them instead of a slice per key.
-	type link struct{ claim, next int32 }
-	links := make([]link, 0, len(claims)+len(claims)/2)
-	exact := map[string]int32{}
-	paths := make(map[string]int32, len(claims))
-	add := func(m map[string]int32, k string, i int) {
-		head, ok := m[k]
-		if ok && links[head].claim == int32(i) {
-			return // two scopes of one claim under one key
+	check := func(i, j int) {
+		if i == j {
+			return
 		}
-		if !ok {
-			head = -1
+		lo, hi := min(i, j), max(i, j)
+		if h := held[hi]; h >= 0 && int(h) <= lo {
+			return // an earlier one holds already
 		}
-		links = append(links, link{int32(i), head})
-		m[k] = int32(len(links) - 1)
-	}
-	for i, c := range claims {
-		for _, raw := range c.Scopes {
-			if s, k := scopeKey(raw); s.IsPath() {
-				add(paths, k, i)
-			} else {
-				add(exact, k, i)
-			}
+		a, b := claims[lo], claims[hi]
+		if pairs != nil {
+			*pairs++
+		}
+		if a.Owner() == b.Owner() {
+			return
+		}
+		if _, _, conflict := ScopesConflict(a.Scopes, a.Access, b.Scopes, b.Access); conflict {
+			held[hi] = int32(lo)
 		}
 	}
-	check := func(i int, head int32, ok bool) {
-		for e := head; ok && e >= 0; e = links[e].next {
-			j := int(links[e].claim)
-			if j == i {
-				continue
-			}
-			lo, hi := min(i, j), max(i, j)
-			if h := held[hi]; h >= 0 && int(h) <= lo {
-				continue // an earlier one holds already
-			}
-			a, b := claims[lo], claims[hi]
-			if pairs != nil {
-				*pairs++
-			}
-			if a.Owner() == b.Owner() {
-				continue
-			}
-			if _, _, conflict := ScopesConflict(a.Scopes, a.Access, b.Scopes, b.Access); conflict {
-				held[hi] = int32(lo)
-			}
+	// Equal keys: every scope's key hashed into an open-addressing set
+	// of the hashes (a few pages, no string compared); only the keys
+	// whose hash is there twice, usually none, are then grouped exactly.
+	seed := maphash.MakeSeed()
+	hashOf := func(s Scope, k string) uint64 {
+		h := maphash.String(seed, k) | 1 // 0 is an empty slot
+		if !s.IsPath() {
+			h ^= 2 // other keys never meet path prefixes
 		}
+		return h
 	}
+	n := 0
+	for _, c := range claims {
+		n += len(c.Scopes)
+	}
+	table := make([]uint64, 1<<bits.Len(uint(2*n)))
+	mask := uint64(len(table) - 1)
+	var twice map[uint64]bool
+	var wide map[string][]int32 // prefixes of dir and glob scopes
+	var wideLen [256]bool       // the lengths of those prefixes (longer: wideLong)
+	wideLong := false
 	for i, c := range claims {
 		for _, raw := range c.Scopes {
 			s, k := scopeKey(raw)
-			if !s.IsPath() {
-				head, ok := exact[k]
-				check(i, head, ok)
+			// (Two scopes of one claim under one key count as twice:
+			// the exact grouping below sorts that out.)
+			h := hashOf(s, k)
+			slot := h & mask
+			for table[slot] != 0 && table[slot] != h {
+				slot = (slot + 1) & mask
+			}
+			if table[slot] == h {
+				if twice == nil {
+					twice = map[uint64]bool{}
+				}
+				twice[h] = true
+			}
+			table[slot] = h
+			if s.IsPath() && s.Kind != "file" {
+				if wide == nil {
+					wide = map[string][]int32{}
+				}
+				if ws := wide[k]; len(ws) == 0 || ws[len(ws)-1] != int32(i) {
+					wide[k] = append(ws, int32(i))
+				}
+				if len(k) < len(wideLen) {
+					wideLen[len(k)] = true
+				} else {
+					wideLong = true
+				}
+			}
+		}
+	}
+	if twice != nil {
+		groups := map[string][]int32{}
+		for i, c := range claims {
+			for _, raw := range c.Scopes {
+				s, k := scopeKey(raw)
+				if !twice[hashOf(s, k)] {
+					continue
+				}
+				g := k
+				if !s.IsPath() {
+					g = "\x00" + k // apart from the path prefixes
+				}
+				if ms := groups[g]; len(ms) == 0 || ms[len(ms)-1] != int32(i) {
+					for _, j := range ms {
+						check(int(j), i)
+					}
+					groups[g] = append(ms, int32(i))
+				}
+			}
+		}
+	}
+	if wide == nil {
+		return held
+	}
+	// Dir and glob claims at the proper ancestors of each path prefix.
+	for i, c := range claims {
+		for _, raw := range c.Scopes {
+			s, k := scopeKey(raw)
+			if !s.IsPath() || k == "." {
 				continue
 			}
-			for a := k; ; a = parentPrefix(a) {
-				head, ok := paths[a]
-				check(i, head, ok)
+			for a := parentPrefix(k); ; a = parentPrefix(a) {
+				if len(a) >= len(wideLen) && wideLong || len(a) < len(wideLen) && wideLen[len(a)] {
+					for _, j := range wide[a] {
+						check(i, int(j))
+					}
+				}
 				if a == "." {
 					break
 				}

@@ -9,8 +9,8 @@ import (
 // heldOver finds exactly what comparing every pair finds.
 func TestHeldOverMatchesPairwise(t *testing.T) {
 	rng := rand.New(rand.NewSource(3))
-	paths := []string{"src", "src/a", "src/a/b.go", "src/a/c.go", "src/b.go", "src/a-b", "src/a.go", "docs", "docs/x.md", "a", "ab/c", "."}
-	globs := []string{"src/**", "**/*.go", "src/a/*.go", "docs/*.md", "*", "src/{a,b}/x"}
+	paths := []string{"src", "src/a", "src/a/b.go", "src/a/c.go", "src/b.go", "src/a-b", "src/a.go", "src/a/b.go/c", "docs", "docs/x.md", "a", "ab/c", "", "."}
+	globs := []string{"src/**", "**/*.go", "src/a/*.go", "src/a/**", "src/a/b.go/**", "docs/*.md", "*", "**", "src/{a,b}/x", "src/a/b.go"}
 	scope := func() string {
 		switch rng.Intn(7) {
 		case 0:
@@ -28,9 +28,9 @@ func TestHeldOverMatchesPairwise(t *testing.T) {
 		}
 		return "task:" + []string{"t1", "t2"}[rng.Intn(2)]
 	}
-	for round := 0; round < 300; round++ {
+	for round := 0; round < 5000; round++ {
 		var claims []*Fact
-		for i := 0; i < 2+rng.Intn(25); i++ {
+		for i := 0; i < 2+rng.Intn(30); i++ {
 			c := &Fact{ID: fmt.Sprintf("f_%016x", i), Clock: int64(i + 1), Tool: fmt.Sprintf("t%d", rng.Intn(4)),
 				Access: []string{Exclusive, Shared, Advisory}[rng.Intn(3)]}
 			for k := 0; k < 1+rng.Intn(2); k++ {
@@ -84,6 +84,12 @@ func TestHeldOverChecksFewPairs(t *testing.T) {
 		// pair is checked.
 		if pairs != under {
 			t.Errorf("%d claims: %d pairs checked, want %d", n, pairs, under)
+		}
+		// Without the dir claim, distinct files meet nothing.
+		pairs = 0
+		heldOver(claims[1:], &pairs)
+		if pairs != 0 {
+			t.Errorf("%d claims on distinct files: %d pairs checked, want 0", n, pairs)
 		}
 	}
 }

@@ -116,6 +116,9 @@ func (f *Fact) Key() Key { return Key{f.Clock, f.ID} }
 
 // Time parses At; a bad or missing time is the zero time.
 func (f *Fact) Time() time.Time {
+	if t, ok := parseTime(f.At); ok {
+		return t
+	}
 	t, err := time.Parse(time.RFC3339Nano, f.At)
 	if err != nil {
 		return time.Time{}
@@ -141,6 +144,9 @@ func (f *Fact) Owner() Owner { return Owner{f.Tool, f.Session} }
 
 // Encode returns the stored line: canonical JSON ending in a newline.
 func (f *Fact) Encode() []byte {
+	if tab := fastFields(); tab.ok {
+		return append(appendFact(make([]byte, 0, 256), f, tab), '\n')
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -173,14 +179,34 @@ func ComputeID(line []byte) (string, error) {
 }
 
 // Seal sets the id from the content and fills Raw.
+//
+// The line is encoded once: its id comes from the fast canonical hash when
+// the line is canonical (almost always; else ComputeID), and the id goes
+// in right after "v", where Encode puts it.
 func (f *Fact) Seal() {
 	f.ID = ""
-	id, err := ComputeID(f.Encode())
-	if err != nil {
-		panic(err)
+	line := f.Encode()
+	var id string
+	if g, ms, ok := fastDecode(line[:len(line)-1]); ok && g.ID == "" {
+		id = fastID(line[:len(line)-1], &ms)
+	} else {
+		var err error
+		if id, err = ComputeID(line); err != nil {
+			panic(err)
+		}
 	}
 	f.ID = id
-	f.Raw = f.Encode()
+	comma := bytes.IndexByte(line, ',') // after "v":N, the first member
+	if comma < 0 || !bytes.HasPrefix(line, []byte(`{"v":`)) {
+		f.Raw = f.Encode()
+		return
+	}
+	raw := make([]byte, 0, len(line)+len(id)+8)
+	raw = append(raw, line[:comma+1]...)
+	raw = append(raw, `"id":"`...)
+	raw = append(raw, id...)
+	raw = append(raw, `",`...)
+	f.Raw = append(raw, line[comma+1:]...)
 }
 
 // Parse reads one stored line.

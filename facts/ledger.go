@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -78,6 +79,12 @@ type Ledger struct {
 
 // Open opens the ledger of the repository whose common dir is given.
 func Open(commonDir string, now func() time.Time) (*Ledger, error) {
+	return OpenConfig(commonDir, now, refs.ReadConfig(commonDir, ""))
+}
+
+// OpenConfig is Open with the repository's configuration already read
+// (a command that reads it for other settings reads it once).
+func OpenConfig(commonDir string, now func() time.Time, cfg *refs.Config) (*Ledger, error) {
 	st, err := refs.Open(commonDir)
 	if err != nil {
 		return nil, err
@@ -86,7 +93,7 @@ func Open(commonDir string, now func() time.Time) (*Ledger, error) {
 		now = time.Now
 	}
 	l := &Ledger{Store: st, Now: now, cache: newCache(commonDir)}
-	l.configureSigning(commonDir)
+	l.configureSigning(cfg)
 	return l, nil
 }
 
@@ -596,8 +603,7 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*Fact) (refs.Hash,
 	day := levels[len(dirs)]
 	seg, segNum := refs.ZeroHash, 0
 	for _, e := range day {
-		var n int
-		if _, err := fmt.Sscanf(e.Name, "%d", &n); err == nil && e.Dir && n >= segNum {
+		if n, ok := segmentNumber(e.Name); ok && e.Dir && n >= segNum {
 			seg, segNum = e.Hash, n
 		}
 	}
@@ -641,6 +647,28 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*Fact) (refs.Hash,
 		}
 	}
 	return child, nil
+}
+
+// segmentNumber reads a segment's name as fmt.Sscanf's %d read it: an
+// leading blanks, an optional sign, then decimal digits ("0007" is 7).
+func segmentNumber(name string) (int, bool) {
+	i := 0
+	for i < len(name) && (name[i] == ' ' || name[i] == '\t' || name[i] == '\r') {
+		i++
+	}
+	start := i
+	if i < len(name) && (name[i] == '+' || name[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[start:j])
+	return n, err == nil
 }
 
 func (l *Ledger) writeTree(es []refs.Entry) (refs.Hash, error) {

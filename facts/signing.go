@@ -26,8 +26,7 @@ func (s Signing) Verifying() bool { return s.Sign || s.Require || s.AllowedSigne
 // configureSigning reads the signing settings and gives the store its
 // signer (the key itself is loaded at the first commit), and what git's
 // core.fsync says to fsync: the configuration is read once.
-func (l *Ledger) configureSigning(commonDir string) {
-	cfg := refs.ReadConfig(commonDir, "")
+func (l *Ledger) configureSigning(cfg *refs.Config) {
 	l.Store.Fsync = refs.FsyncOf(cfg)
 	l.Signing = Signing{
 		Sign:           cfg.Bool("rally.sign"),

@@ -22,6 +22,12 @@ type Config struct {
 // ReadConfig reads the configuration of the repository with the given
 // common dir and (for a linked worktree) git dir; gitDir may be "".
 func ReadConfig(commonDir, gitDir string) *Config {
+	return ReadConfigWith(commonDir, gitDir, nil)
+}
+
+// ReadConfigWith is ReadConfig with the repository's config file already
+// read (local; nil reads it).
+func ReadConfigWith(commonDir, gitDir string, local []byte) *Config {
 	c := &Config{vals: map[string][]string{}}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
 		sys := os.Getenv("GIT_CONFIG_SYSTEM")
@@ -45,7 +51,11 @@ func ReadConfig(commonDir, gitDir string) *Config {
 			c.readFile(filepath.Join(home, ".gitconfig"), 0)
 		}
 	}
-	c.readFile(filepath.Join(commonDir, "config"), 0)
+	if local != nil {
+		c.readData(filepath.Join(commonDir, "config"), local, 0)
+	} else {
+		c.readFile(filepath.Join(commonDir, "config"), 0)
+	}
 	if gitDir != "" && c.Bool("extensions.worktreeconfig") {
 		c.readFile(filepath.Join(gitDir, "config.worktree"), 0)
 	}
@@ -66,6 +76,17 @@ func (c *Config) Get(key string) string {
 		return ""
 	}
 	return vs[len(vs)-1]
+}
+
+// Conditional reports whether an includeIf section was read: the files it
+// names, which ReadConfig does not follow, may set any key.
+func (c *Config) Conditional() bool {
+	for k := range c.vals {
+		if strings.HasPrefix(k, "includeif.") {
+			return true
+		}
+	}
+	return false
 }
 
 // Bool reads key as git reads a boolean; unset is false.
@@ -107,6 +128,11 @@ func (c *Config) readFile(path string, depth int) {
 	if err != nil || depth > 10 {
 		return
 	}
+	c.readData(path, b, depth)
+}
+
+// readData reads the config file at path whose bytes are b.
+func (c *Config) readData(path string, b []byte, depth int) {
 	var cfg config.Config
 	if err := config.NewDecoder(bytes.NewReader(b)).Decode(&cfg); err != nil {
 		return // git would refuse the file; rally reads on without it

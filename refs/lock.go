@@ -110,6 +110,7 @@ type RefLock struct {
 	commonDir string
 	queue     *os.File
 	lock      *os.File
+	note      *os.File // the owner note, open from prepare until it is cleared
 	committed bool
 	sync      bool // fsync the lock file before the rename (Store.Fsync)
 	// RemovedStale reports that a <ref>.lock a dead rally process left was
@@ -139,6 +140,9 @@ type RefLock struct {
 // per append costs, and on ext4 a recently deleted inode makes the next
 // creations in its group slower for minutes.
 func (st *Store) LockRef(name string) (*RefLock, error) {
+	// Who this process is (two /proc reads) is found before the queue:
+	// the other writers wait only for what must be done in turn.
+	self := processID(os.Getpid())
 	q, err := QueueLock(st.CommonDir, "append")
 	if err != nil {
 		return nil, err
@@ -157,7 +161,7 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 		}
 		l.RemovedStale = true
 	}
-	f, err := l.prepare()
+	f, err := l.prepare(self)
 	if err != nil {
 		l.release()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
@@ -211,7 +215,7 @@ const lockMode = 0o444
 
 // prepare creates the lock's inode under a private name and writes the
 // owner note that names it.
-func (l *RefLock) prepare() (*os.File, error) {
+func (l *RefLock) prepare(self procID) (*os.File, error) {
 	f, err := createTemp(l.rallyDir(), "tmp-")
 	if err != nil {
 		return nil, err
@@ -222,12 +226,20 @@ func (l *RefLock) prepare() (*os.File, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	self := processID(os.Getpid())
-	if err := writeOwnerNote(l.rallyDir(), fmt.Sprintf("%s %d %s %s", inodeID(fi), os.Getpid(), self.start, self.boot)); err != nil {
+	note, err := os.OpenFile(filepath.Join(l.rallyDir(), ownerNote), os.O_RDWR|os.O_CREATE, 0o666)
+	if err == nil {
+		if err = writeNoteAt(note, fmt.Sprintf("%s %d %s %s", inodeID(fi), os.Getpid(), self.start, self.boot)); err != nil {
+			note.Close()
+		}
+	}
+	if err != nil {
 		f.Close()
 		os.Remove(f.Name())
 		return nil, err
 	}
+	// Kept open: the note is cleared through the same descriptor once
+	// the lock is gone (one open per append, not two).
+	l.note = note
 	return f, nil
 }
 
@@ -246,21 +258,35 @@ func writeOwnerNote(rallyDir, note string) error {
 	if err != nil {
 		return err
 	}
-	b := []byte(note + "\n")
-	if len(b) > ownerNoteSize {
-		b = b[:ownerNoteSize]
-	}
-	b = append(b, strings.Repeat(" ", ownerNoteSize-len(b))...)
-	_, err = f.WriteAt(b, 0)
+	err = writeNoteAt(f, note)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err
 }
 
+// writeNoteAt writes note over the note file f, padded to its fixed size.
+func writeNoteAt(f *os.File, note string) error {
+	b := []byte(note + "\n")
+	if len(b) > ownerNoteSize {
+		b = b[:ownerNoteSize]
+	}
+	b = append(b, strings.Repeat(" ", ownerNoteSize-len(b))...)
+	_, err := f.WriteAt(b, 0)
+	return err
+}
+
 // clearNote clears the owner note, which names this lock's inode: only
 // the holder of the queue lock writes it.
-func (l *RefLock) clearNote() { writeOwnerNote(l.rallyDir(), "") }
+func (l *RefLock) clearNote() {
+	if l.note == nil {
+		writeOwnerNote(l.rallyDir(), "")
+		return
+	}
+	writeNoteAt(l.note, "")
+	l.note.Close()
+	l.note = nil
+}
 
 // readOwnerNote returns the owner note's fields.
 func readOwnerNote(rallyDir string) (inode string, pid int, start, boot string, ok bool) {
@@ -351,7 +377,7 @@ func (l *RefLock) Commit(h Hash) error {
 		os.Remove(l.path + ".lock")
 		return fmt.Errorf("updating %s: %w", l.name, err)
 	}
-	if err := os.Rename(l.path+".lock", l.path); err != nil {
+	if err := RenameOver(l.path+".lock", l.path); err != nil {
 		// The lock is not ours any more (someone removed it): leave
 		// whatever is there now alone.
 		l.clearNote()
@@ -379,6 +405,10 @@ func (l *RefLock) Unlock() {
 }
 
 func (l *RefLock) release() {
+	if l.note != nil {
+		l.note.Close()
+		l.note = nil
+	}
 	if l.queue != nil {
 		syscall.Flock(int(l.queue.Fd()), syscall.LOCK_UN)
 		l.queue.Close()

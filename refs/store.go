@@ -1,9 +1,7 @@
 package refs
 
 import (
-	"bufio"
 	"bytes"
-	"compress/zlib"
 	"errors"
 	"fmt"
 	"io"
@@ -13,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -32,14 +29,33 @@ var ErrNotFound = errors.New("object not found")
 // ParseHash reads a 40-hex object id.
 func ParseHash(s string) (Hash, error) {
 	s = strings.TrimSpace(s)
+	var h Hash
 	if len(s) != 40 {
 		return ZeroHash, fmt.Errorf("bad object id %q", s)
 	}
-	h := plumbing.NewHash(s)
-	if h.String() != strings.ToLower(s) {
-		return ZeroHash, fmt.Errorf("bad object id %q", s)
+	// By hand: a cached tree's entries are parsed on every append, and
+	// hex.DecodeString plus a lowercased copy to compare cost allocations each.
+	for i := 0; i < 20; i++ {
+		hi, ok1 := unhex(s[2*i])
+		lo, ok2 := unhex(s[2*i+1])
+		if !ok1 || !ok2 {
+			return ZeroHash, fmt.Errorf("bad object id %q", s)
+		}
+		h[i] = hi<<4 | lo
 	}
-	return Hash(h), nil
+	return h, nil
+}
+
+func unhex(c byte) (byte, bool) {
+	switch {
+	case '0' <= c && c <= '9':
+		return c - '0', true
+	case 'a' <= c && c <= 'f':
+		return c - 'a' + 10, true
+	case 'A' <= c && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 func (h Hash) String() string { return plumbing.Hash(h).String() }
@@ -112,10 +128,15 @@ func (st *Store) Close() error { return st.db.close() }
 // cleared for every object). go-git's own writer stages every object in
 // objects/pack, renames it across directories, chmods it afterwards and
 // compresses at the default level.
+//
+// An append's objects are new (each holds the new fact, or a tree or a
+// commit above it), so put writes without asking first whether the
+// object is already there: an object that is renames over its identical
+// copy. Ensure, whose objects are usually there, asks first.
 func (st *Store) put(t plumbing.ObjectType, data []byte) (Hash, error) {
 	h := plumbing.ComputeHash(t, data)
 	st.journal = append(st.journal, journaled{t, h, data})
-	return Hash(h), st.writeLoose(t, h, data)
+	return Hash(h), st.writeLoose(t, h, data, false)
 }
 
 func (st *Store) loosePath(h plumbing.Hash) (dir, final string) {
@@ -124,10 +145,12 @@ func (st *Store) loosePath(h plumbing.Hash) (dir, final string) {
 	return dir, filepath.Join(dir, hex[2:])
 }
 
-func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte) error {
+func (st *Store) writeLoose(t plumbing.ObjectType, h plumbing.Hash, data []byte, check bool) error {
 	dir, final := st.loosePath(h)
 	for try := 0; ; try++ {
-		if _, err := os.Lstat(final); err == nil {
+		if !check {
+			check = true // a retry asks: a prune may have raced a writer of it
+		} else if _, err := os.Lstat(final); err == nil {
 			return nil // content-addressed: already there
 		}
 		err := writeOnce(dir, final, t, data, st.Fsync.Objects)
@@ -153,7 +176,7 @@ func writeOnce(dir, final string, t plumbing.ObjectType, data []byte, sync bool)
 		werr = err
 	}
 	if werr == nil {
-		werr = os.Rename(f.Name(), final)
+		werr = RenameOver(f.Name(), final)
 	}
 	if werr != nil {
 		os.Remove(f.Name())
@@ -188,7 +211,7 @@ func (st *Store) Ensure() error {
 	for {
 		gc := running()
 		for _, j := range st.journal {
-			if err := st.writeLoose(j.t, j.h, j.data); err != nil {
+			if err := st.writeLoose(j.t, j.h, j.data, true); err != nil {
 				return err
 			}
 		}
@@ -231,30 +254,6 @@ func (st *Store) gcRunning() bool {
 		}
 	}
 	return false
-}
-
-var zlibWriters = sync.Pool{New: func() any {
-	w, _ := zlib.NewWriterLevel(nil, zlib.NoCompression)
-	return w
-}}
-
-// encodeLoose writes a loose object's bytes: the zlib stream of
-// "<type> <size>\x00<content>" (gitformat-loose).
-func encodeLoose(f *os.File, t plumbing.ObjectType, data []byte) error {
-	bw := bufio.NewWriterSize(f, 16<<10)
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(bw)
-	if _, err := zw.Write(append(append(t.Bytes(), ' '), strconv.Itoa(len(data))+"\x00"...)); err != nil {
-		return err
-	}
-	if _, err := zw.Write(data); err != nil {
-		return err
-	}
-	if err := zw.Close(); err != nil {
-		return err
-	}
-	return bw.Flush()
 }
 
 // createTemp creates a new read-only file in dir (made when missing), as

@@ -3,6 +3,7 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,9 +15,42 @@ var ErrNotRepo = errors.New("not a git repository (or any of the parent director
 // Repo locates one repository: the common dir every worktree shares (the
 // room), this worktree's git dir and its top-level directory.
 type Repo struct {
-	CommonDir string // absolute; the room
-	GitDir    string // this worktree's git dir
-	WorkTree  string // this worktree's top level; "" in a bare repository
+	CommonDir string      // absolute; the room
+	GitDir    string      // this worktree's git dir
+	WorkTree  string      // this worktree's top level; "" in a bare repository
+	config    []byte      // <common dir>/config as Discover read it
+	configFI  os.FileInfo // and what it was then
+}
+
+// Config returns the repository's config file as Discover read it, while
+// it is still that file (one stat: git config replaces the file, and a
+// command may set a key before it reads the configuration); nil when it
+// changed or could not be read. A command that reads the configuration
+// after Discover does not read the file again.
+func (r *Repo) Config() []byte {
+	if r.configFI == nil {
+		return nil
+	}
+	fi, err := os.Stat(filepath.Join(r.CommonDir, "config"))
+	if err != nil || !os.SameFile(fi, r.configFI) || fi.Size() != r.configFI.Size() || !fi.ModTime().Equal(r.configFI.ModTime()) {
+		return nil
+	}
+	return r.config
+}
+
+// readWithInfo reads a file and returns what it was when read.
+func readWithInfo(p string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<26))
+	return b, fi, err
 }
 
 // Discover finds the repository containing dir without running git: it
@@ -118,7 +152,8 @@ func (r *Repo) finish() (*Repo, error) {
 			r.WorkTree = real
 		}
 	}
-	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "config")); err == nil {
+	if b, fi, err := readWithInfo(filepath.Join(r.CommonDir, "config")); err == nil {
+		r.config, r.configFI = b, fi
 		low := strings.ToLower(string(b))
 		if strings.Contains(low, "objectformat") && strings.Contains(low, "sha256") {
 			return nil, fmt.Errorf("sha256 repositories are not supported yet")

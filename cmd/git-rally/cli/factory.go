@@ -36,6 +36,7 @@ type factory struct {
 	noPager      bool // --no-pager
 
 	repo   *worktree.Repo
+	cfg    *refs.Config // the repository's git configuration, read once
 	ledger *facts.Ledger
 	state  *facts.State
 	now    *time.Time
@@ -98,6 +99,14 @@ func (f *factory) Repo() (*worktree.Repo, error) {
 	return r, nil
 }
 
+// config returns the repository's git configuration, read once.
+func (f *factory) config(r *worktree.Repo) *refs.Config {
+	if f.cfg == nil {
+		f.cfg = refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config())
+	}
+	return f.cfg
+}
+
 // Ledger opens the room's ledger.
 func (f *factory) Ledger() (*facts.Ledger, error) {
 	if f.ledger != nil {
@@ -110,7 +119,7 @@ func (f *factory) Ledger() (*facts.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := facts.Open(r.CommonDir, f.mustNow)
+	l, err := facts.OpenConfig(r.CommonDir, f.mustNow, f.config(r))
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +188,11 @@ func (f *factory) Identity() (facts.Owner, error) {
 			}
 		}
 		if o.Tool == "" {
-			if v, err := refs.Git(r.Dir(), nil, "config", "--get", "rally.tool"); err == nil {
+			// In-process: a git process costs more than the append.
+			// git follows includeIf; when the files hold one, ask it.
+			if cfg := f.config(r); !cfg.Conditional() {
+				o.Tool = strings.TrimSpace(cfg.Get("rally.tool"))
+			} else if v, err := refs.Git(r.Dir(), nil, "config", "--get", "rally.tool"); err == nil {
 				o.Tool = strings.TrimSpace(v)
 			}
 		}

@@ -100,6 +100,9 @@ type roomJSON struct {
 	Sessions  []roomSessionJSON `json:"sessions"`
 	Plans     []roomPlanJSON    `json:"plans,omitempty"`
 	Totals    totalsJSON        `json:"totals"`
+	// stream, when set, holds the claims instead of Claims: writeRoomJSON
+	// converts them one at a time.
+	stream *claimStream
 }
 
 func newCmdRoom(f *factory) *cobra.Command {
@@ -134,18 +137,23 @@ func runRoom(f *factory, opts *roomOptions) error {
 		}
 		room.Claims = claimsTouching(room.Claims, paths)
 	}
-	out := toRoomJSON(room)
-	out.Sessions = roomSessions(st)
-	out.Plans = roomPlans(st)
 	v, err := f.verifier()
 	if err != nil {
 		return err
 	}
-	addRoomVerdicts(v, &out, room)
-	out.Totals.Ignored = f.ledger.Ignored
 	if opts.j.on() {
+		// The claims go from the views straight into the output.
+		out := toRoomJSONWithout(room)
+		out.Sessions, out.Plans, out.Totals.Ignored = roomSessions(st), roomPlans(st), f.ledger.Ignored
+		addRoomVerdicts(v, &out, room)
+		out.stream = &claimStream{views: room.Claims, verifier: v}
 		return f.printJSON(&opts.j, &out)
 	}
+	out := toRoomJSON(room)
+	out.Sessions = roomSessions(st)
+	out.Plans = roomPlans(st)
+	addRoomVerdicts(v, &out, room)
+	out.Totals.Ignored = f.ledger.Ignored
 	printRoom(f.out, out, now, f.paint())
 	return nil
 }
@@ -178,9 +186,14 @@ func claimsTouching(cs []facts.ClaimView, scopes []string) []facts.ClaimView {
 }
 
 func toClaimJSON(c facts.ClaimView) claimJSON {
+	return toClaimJSONLease(c, facts.FormatTime(c.LeaseExpires))
+}
+
+// toClaimJSONLease is toClaimJSON with the lease time formatted already.
+func toClaimJSONLease(c facts.ClaimView, lease string) claimJSON {
 	return claimJSON{ID: c.Fact.ID, Tool: c.Fact.Tool, Session: c.Fact.Session, Scopes: c.Fact.Scopes,
 		Access: orDefault(c.Fact.Access, facts.Exclusive), Subject: facts.Sanitize(c.Fact.Subject, 0), At: c.Fact.At,
-		LeaseExpiresAt: facts.FormatTime(c.LeaseExpires), LeaseState: c.LeaseState, OwnerState: c.OwnerState,
+		LeaseExpiresAt: lease, LeaseState: c.LeaseState, OwnerState: c.OwnerState,
 		Contested: c.Contested, HeldOver: c.HeldOver}
 }
 
@@ -195,14 +208,21 @@ func toNoteJSON(n *facts.Fact) noteJSON {
 }
 
 func toRoomJSON(r *facts.Room) roomJSON {
-	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: make([]claimJSON, 0, len(r.Claims)), Handoffs: []handoffJSON{},
+	out := toRoomJSONWithout(r)
+	out.Claims = make([]claimJSON, 0, len(r.Claims))
+	for _, c := range r.Claims {
+		out.Claims = append(out.Claims, toClaimJSON(c))
+	}
+	return out
+}
+
+// toRoomJSONWithout is toRoomJSON with no claims.
+func toRoomJSONWithout(r *facts.Room) roomJSON {
+	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
 		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
 		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
 	for _, p := range r.Peers {
 		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen)})
-	}
-	for _, c := range r.Claims {
-		out.Claims = append(out.Claims, toClaimJSON(c))
 	}
 	for _, h := range r.Handoffs {
 		out.Handoffs = append(out.Handoffs, toHandoffJSON(h))

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"io"
 	"reflect"
-	"strconv"
 	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
 )
 
 // writeRoomJSON writes r exactly as indentedJSON(r) does, byte for
@@ -25,6 +27,9 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 	t := v.Type()
 	first := true
 	for i := 0; i < t.NumField(); i++ {
+		if !t.Field(i).IsExported() {
+			continue
+		}
 		name, opts, _ := strings.Cut(t.Field(i).Tag.Get("json"), ",")
 		fv := v.Field(i)
 		if opts == "omitempty" && emptyJSONValue(fv) {
@@ -38,7 +43,11 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 		cw.b = append(cw.b, name...)
 		cw.b = append(cw.b, `": `...)
 		if t.Field(i).Name == "Claims" {
-			cw.claims(r.Claims)
+			if r.stream != nil {
+				cw.stream(r.stream)
+			} else {
+				cw.claims(r.Claims)
+			}
 			continue
 		}
 		sub, err := indentedJSON(fv.Interface())
@@ -88,6 +97,40 @@ func (cw *chunkWriter) flush() {
 	cw.b = cw.b[:0]
 }
 
+// claimStream is a room's claims as their views: the JSON of each is made
+// as it is written, not all of them first.
+type claimStream struct {
+	views    []facts.ClaimView
+	verifier *facts.Verifier
+}
+
+// stream appends the claims array of s, as claims does for the claims
+// toClaimJSON and addRoomVerdicts make of them.
+func (cw *chunkWriter) stream(s *claimStream) {
+	if len(s.views) == 0 {
+		cw.b = append(cw.b, "[]"...)
+		return
+	}
+	cw.b = append(cw.b, '[')
+	var lastAt time.Time
+	lastLease := ""
+	for i, v := range s.views {
+		if i > 0 {
+			cw.b = append(cw.b, ',')
+		}
+		// An owner's claims mostly share a lease time: format it once.
+		if lastLease == "" || !v.LeaseExpires.Equal(lastAt) {
+			lastAt, lastLease = v.LeaseExpires, facts.FormatTime(v.LeaseExpires)
+		}
+		c := toClaimJSONLease(v, lastLease)
+		c.Verified = verdictOf(s.verifier, c.ID, c.Tool)
+		cw.b = append(cw.b, "\n    "...)
+		cw.b = appendClaimJSON(cw.b, &c)
+		cw.flushFull()
+	}
+	cw.b = append(cw.b, "\n  ]"...)
+}
+
 // claims appends the claims array as the value of a member of the
 // top-level object (indented one level).
 func (cw *chunkWriter) claims(cs []claimJSON) {
@@ -133,11 +176,14 @@ func emptyJSONValue(v reflect.Value) bool {
 // appendClaimJSON appends one claim as an element of the claims array
 // (indented two levels), its members in claimJSON's order.
 func appendClaimJSON(b []byte, c *claimJSON) []byte {
-	const in = "\n      "
-	b = append(b, '{')
-	b = appendMember(b, in, "id", c.ID, false)
-	b = appendMember(b, ",\n      ", "tool", c.Tool, false)
-	b = appendMember(b, ",\n      ", "session", c.Session, true)
+	b = append(b, "{\n      \"id\": "...)
+	b = appendJSONString(b, c.ID)
+	b = append(b, ",\n      \"tool\": "...)
+	b = appendJSONString(b, c.Tool)
+	if c.Session != "" {
+		b = append(b, ",\n      \"session\": "...)
+		b = appendJSONString(b, c.Session)
+	}
 	b = append(b, ",\n      \"scopes\": "...)
 	switch {
 	case c.Scopes == nil:
@@ -155,30 +201,34 @@ func appendClaimJSON(b []byte, c *claimJSON) []byte {
 		}
 		b = append(b, "\n      ]"...)
 	}
-	b = appendMember(b, ",\n      ", "access", c.Access, false)
-	b = appendMember(b, ",\n      ", "subject", c.Subject, true)
-	b = appendMember(b, ",\n      ", "at", c.At, false)
-	b = appendMember(b, ",\n      ", "lease_expires_at", c.LeaseExpiresAt, false)
-	b = appendMember(b, ",\n      ", "lease_state", c.LeaseState, false)
-	b = appendMember(b, ",\n      ", "owner_state", c.OwnerState, false)
-	b = append(b, ",\n      \"contested\": "...)
-	b = strconv.AppendBool(b, c.Contested)
-	b = appendMember(b, ",\n      ", "contested_by", c.HeldOver, true)
-	b = appendMember(b, ",\n      ", "verified", c.Verified, true)
-	return append(b, "\n    }"...)
-}
-
-// appendMember appends sep, "key": and the string (nothing when omit and
-// the string is empty).
-func appendMember(b []byte, sep, key, s string, omit bool) []byte {
-	if omit && s == "" {
-		return b
+	b = append(b, ",\n      \"access\": "...)
+	b = appendJSONString(b, c.Access)
+	if c.Subject != "" {
+		b = append(b, ",\n      \"subject\": "...)
+		b = appendJSONString(b, c.Subject)
 	}
-	b = append(b, sep...)
-	b = append(b, '"')
-	b = append(b, key...)
-	b = append(b, `": `...)
-	return appendJSONString(b, s)
+	b = append(b, ",\n      \"at\": "...)
+	b = appendJSONString(b, c.At)
+	b = append(b, ",\n      \"lease_expires_at\": "...)
+	b = appendJSONString(b, c.LeaseExpiresAt)
+	b = append(b, ",\n      \"lease_state\": "...)
+	b = appendJSONString(b, c.LeaseState)
+	b = append(b, ",\n      \"owner_state\": "...)
+	b = appendJSONString(b, c.OwnerState)
+	if c.Contested {
+		b = append(b, ",\n      \"contested\": true"...)
+	} else {
+		b = append(b, ",\n      \"contested\": false"...)
+	}
+	if c.HeldOver != "" {
+		b = append(b, ",\n      \"contested_by\": "...)
+		b = appendJSONString(b, c.HeldOver)
+	}
+	if c.Verified != "" {
+		b = append(b, ",\n      \"verified\": "...)
+		b = appendJSONString(b, c.Verified)
+	}
+	return append(b, "\n    }"...)
 }
 
 // appendJSONString appends s quoted as encoding/json writes it with HTML
@@ -186,7 +236,17 @@ func appendMember(b []byte, sep, key, s string, omit bool) []byte {
 // times, tools and most scopes are, is written as it is; anything else
 // goes through encoding/json itself.
 func appendJSONString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
+	i := 0
+	for ; i+8 <= len(s); i += 8 { // eight bytes at a time
+		w := s[i : i+8]
+		x := uint64(w[0]) | uint64(w[1])<<8 | uint64(w[2])<<16 | uint64(w[3])<<24 |
+			uint64(w[4])<<32 | uint64(w[5])<<40 | uint64(w[6])<<48 | uint64(w[7])<<56
+		if plainWord(x) {
+			continue
+		}
+		return appendJSONStringSlow(b, s)
+	}
+	for ; i < len(s); i++ {
 		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
 			return appendJSONStringSlow(b, s)
 		}
@@ -194,6 +254,16 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
+}
+
+// plainWord reports whether none of x's eight bytes is below 0x20, at or
+// above 0x7f, a quote or a backslash.
+func plainWord(x uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	// (v - ones) &^ v & highs is not 0 when a byte of v is 0.
+	q, bs, del := x^(ones*'"'), x^(ones*'\\'), x^(ones*0x7f)
+	bad := x | (x-ones*0x20)&^x | (q-ones)&^q | (bs-ones)&^bs | (del-ones)&^del
+	return bad&highs == 0
 }
 
 func appendJSONStringSlow(b []byte, s string) []byte {

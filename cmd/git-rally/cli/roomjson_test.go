@@ -2,9 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"encoding/binary"
+	"fmt"
+	"io"
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
 )
 
 // roomIndentedJSON writes what indentedJSON writes for the same room, for
@@ -95,4 +101,83 @@ func baseRoomJSON() roomJSON {
 		Blockers: []noteJSON{{ID: "b", Kind: "blocker", Scopes: []string{"file:x"}}}, Risks: []noteJSON{},
 		Worktrees: []worktreeJSON{{Name: "w"}}, Sessions: []roomSessionJSON{},
 		Totals: totalsJSON{Facts: 3, ByKind: map[string]int{"claim": 2, "note": 1}, Ignored: 1}}
+}
+
+// A room whose claims stream from their views writes what toRoomJSON's
+// claims write.
+func TestRoomJSONStreamMatchesClaims(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
+	room := &facts.Room{Head: "h", Clock: 3, ByKind: map[string]int{"claim": 2}}
+	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", "", "again", "more"} {
+		room.Claims = append(room.Claims, facts.ClaimView{
+			Fact:         &facts.Fact{ID: fmt.Sprintf("f_%d", i), Tool: "t", Session: sub, Scopes: []string{"file:a" + sub}, Subject: sub, At: "x"},
+			LeaseExpires: at.Add(time.Duration(i%3/2) * time.Hour), LeaseState: "live", OwnerState: "active",
+			Contested: i == 1, HeldOver: sub})
+	}
+	for _, r := range []*facts.Room{room, {Head: "empty"}} {
+		want, err := indentedJSON(toRoomJSON(r))
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := toRoomJSONWithout(r)
+		out.stream = &claimStream{views: r.Claims}
+		got, err := encodeIndented(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("got %s\nwant %s", got.Bytes(), want.Bytes())
+		}
+	}
+}
+
+// plainWord agrees with the byte-at-a-time test for every byte in every
+// position.
+func TestPlainWord(t *testing.T) {
+	plain := func(c byte) bool { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\' }
+	for pos := 0; pos < 8; pos++ {
+		for c := 0; c < 256; c++ {
+			w := []byte("abcdefgh")
+			w[pos] = byte(c)
+			if got := plainWord(binary.LittleEndian.Uint64(w)); got != plain(byte(c)) {
+				t.Fatalf("byte %#x at %d: plainWord %v", c, pos, got)
+			}
+		}
+	}
+	for i := 0; i < 100000; i++ {
+		var w [8]byte
+		all := true
+		for j := range w {
+			w[j] = byte(rand.IntN(256))
+			all = all && plain(w[j])
+		}
+		if got := plainWord(binary.LittleEndian.Uint64(w[:])); got != all {
+			t.Fatalf("%q: plainWord %v, want %v", w, got, all)
+		}
+	}
+}
+
+// Writing a room's claims allocates at most once a claim (its lease time
+// as text), whatever their number: no DTO slice, no whole-document buffer.
+func TestRoomJSONAllocationsPerClaim(t *testing.T) {
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	allocs := func(n int) float64 {
+		room := &facts.Room{Head: "h", ByKind: map[string]int{"claim": n}}
+		for i := 0; i < n; i++ {
+			room.Claims = append(room.Claims, facts.ClaimView{
+				Fact:         &facts.Fact{ID: fmt.Sprintf("f_%016x", i), Tool: "t", Scopes: []string{fmt.Sprintf("file:src/%d.go", i)}, Subject: "work", At: "2026-01-02T03:04:05.000Z"},
+				LeaseExpires: at, LeaseState: "live", OwnerState: "active"})
+		}
+		out := toRoomJSONWithout(room)
+		out.stream = &claimStream{views: room.Claims}
+		return testing.AllocsPerRun(5, func() {
+			if err := writeRoomJSON(io.Discard, &out); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+	small, large := allocs(20), allocs(2000)
+	if per := (large - small) / 1980; per > 1.01 {
+		t.Errorf("writing a room allocates %.0f times with 20 claims, %.0f with 2,000: %.2f a claim", small, large, per)
+	}
 }
