@@ -140,6 +140,9 @@ type RefLock struct {
 // per append costs, and on ext4 a recently deleted inode makes the next
 // creations in its group slower for minutes.
 func (st *Store) LockRef(name string) (*RefLock, error) {
+	// Who this process is (two /proc reads) is found before the queue:
+	// the other writers wait only for what must be done in turn.
+	self := processID(os.Getpid())
 	q, err := QueueLock(st.CommonDir, "append")
 	if err != nil {
 		return nil, err
@@ -158,7 +161,7 @@ func (st *Store) LockRef(name string) (*RefLock, error) {
 		}
 		l.RemovedStale = true
 	}
-	f, err := l.prepare()
+	f, err := l.prepare(self)
 	if err != nil {
 		l.release()
 		return nil, fmt.Errorf("locking %s: %w", name, err)
@@ -212,7 +215,7 @@ const lockMode = 0o444
 
 // prepare creates the lock's inode under a private name and writes the
 // owner note that names it.
-func (l *RefLock) prepare() (*os.File, error) {
+func (l *RefLock) prepare(self procID) (*os.File, error) {
 	f, err := createTemp(l.rallyDir(), "tmp-")
 	if err != nil {
 		return nil, err
@@ -223,7 +226,6 @@ func (l *RefLock) prepare() (*os.File, error) {
 		os.Remove(f.Name())
 		return nil, err
 	}
-	self := processID(os.Getpid())
 	note, err := os.OpenFile(filepath.Join(l.rallyDir(), ownerNote), os.O_RDWR|os.O_CREATE, 0o666)
 	if err == nil {
 		if err = writeNoteAt(note, fmt.Sprintf("%s %d %s %s", inodeID(fi), os.Getpid(), self.start, self.boot)); err != nil {
