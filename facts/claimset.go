@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // ClaimSet is the open claims of a projection. A projection loaded from
@@ -485,8 +486,14 @@ func (cb *claimBase) decodeAll() {
 	if !ok1 || !ok2 || lo > hi {
 		return
 	}
-	src := string(cb.b[lo:hi])
+	// One copy of the records, never changed after: the strings are cut
+	// from it.
+	buf := make([]byte, hi-lo)
+	prefault(unsafe.Pointer(unsafe.SliceData(buf)), uintptr(len(buf)))
+	copy(buf, cb.b[lo:hi])
+	src := unsafe.String(unsafe.SliceData(buf), len(buf))
 	slab := make([]Fact, cb.nrec)
+	prefault(unsafe.Pointer(unsafe.SliceData(slab)), uintptr(len(slab))*unsafe.Sizeof(Fact{}))
 	// Most claims have a scope or two: their lists share one array.
 	arena := make([]string, 0, cb.nrec+cb.nrec/2)
 	var n, size int64
