@@ -47,11 +47,14 @@ type decoder struct {
 }
 
 func (d *decoder) uint() uint64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // tags and most lengths: one byte
-		v := uint64(d.b[0])
-		d.b = d.b[1:]
-		return v
+	if b := d.b; len(b) > 0 && b[0] < 0x80 { // tags and most lengths: one byte
+		d.b = b[1:]
+		return uint64(b[0])
 	}
+	return d.uintLong()
+}
+
+func (d *decoder) uintLong() uint64 {
 	v, n := binary.Uvarint(d.b)
 	if n <= 0 {
 		d.fail()
@@ -62,14 +65,14 @@ func (d *decoder) uint() uint64 {
 }
 
 func (d *decoder) int() int64 {
-	if len(d.b) > 0 && d.b[0] < 0x80 { // binary.Varint of one byte
-		ux := uint64(d.b[0])
-		d.b = d.b[1:]
-		if ux&1 != 0 {
-			return ^int64(ux >> 1)
-		}
-		return int64(ux >> 1)
+	if b := d.b; len(b) > 0 && b[0] < 0x80 { // binary.Varint of one byte
+		d.b = b[1:]
+		return int64(b[0]>>1) ^ -int64(b[0]&1)
 	}
+	return d.intLong()
+}
+
+func (d *decoder) intLong() int64 {
 	v, n := binary.Varint(d.b)
 	if n <= 0 {
 		d.fail()
@@ -106,7 +109,12 @@ func (d *decoder) str() string {
 	if d.src == "" {
 		return string(d.bytes())
 	}
-	n := d.uint()
+	var n uint64
+	if b := d.b; len(b) > 0 && b[0] < 0x80 { // d.uint, inline
+		n, d.b = uint64(b[0]), b[1:]
+	} else {
+		n = d.uint()
+	}
 	if n > uint64(len(d.b)) {
 		d.fail()
 		return ""
@@ -288,7 +296,12 @@ func (d *decoder) fact() *Fact {
 // factInto decodes the fields of a present fact into f.
 func (d *decoder) factInto(f *Fact) bool {
 	for !d.bad {
-		tag := d.uint()
+		var tag uint64
+		if b := d.b; len(b) > 0 && b[0] < 0x80 { // d.uint, inline
+			tag, d.b = uint64(b[0]), b[1:]
+		} else {
+			tag = d.uint()
+		}
 		if tag == ftEnd || d.bad {
 			break
 		}

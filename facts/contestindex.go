@@ -58,92 +58,130 @@ func heldOver(claims []*Fact, pairs *int) []int32 {
 		}
 		return h
 	}
+	// Every scope's key, once.
+	type scopeRef struct {
+		key   string
+		claim int32
+		kind  uint8 // scopeExact, scopeFile, scopeWide
+		hash  uint64
+	}
 	n := 0
 	for _, c := range claims {
 		n += len(c.Scopes)
+	}
+	refs := make([]scopeRef, 0, n)
+	for i, c := range claims {
+		for _, raw := range c.Scopes {
+			s, k := scopeKey(raw)
+			r := scopeRef{key: k, claim: int32(i), kind: scopeFile, hash: hashOf(s, k)}
+			switch {
+			case !s.IsPath():
+				r.kind = scopeExact
+			case s.Kind != "file":
+				r.kind = scopeWide
+			}
+			refs = append(refs, r)
+		}
 	}
 	table := make([]uint64, 1<<bits.Len(uint(2*n)))
 	mask := uint64(len(table) - 1)
 	var twice map[uint64]bool
 	var wide map[string][]int32 // prefixes of dir and glob scopes
-	var wideLen [256]bool       // the lengths of those prefixes (longer: wideLong)
-	wideLong := false
-	for i, c := range claims {
-		for _, raw := range c.Scopes {
-			s, k := scopeKey(raw)
-			// (Two scopes of one claim under one key count as twice:
-			// the exact grouping below sorts that out.)
-			h := hashOf(s, k)
-			slot := h & mask
-			for table[slot] != 0 && table[slot] != h {
-				slot = (slot + 1) & mask
+	for _, r := range refs {
+		// (Two scopes of one claim under one key count as twice: the
+		// exact grouping below sorts that out.)
+		slot := r.hash & mask
+		for table[slot] != 0 && table[slot] != r.hash {
+			slot = (slot + 1) & mask
+		}
+		if table[slot] == r.hash {
+			if twice == nil {
+				twice = map[uint64]bool{}
 			}
-			if table[slot] == h {
-				if twice == nil {
-					twice = map[uint64]bool{}
-				}
-				twice[h] = true
+			twice[r.hash] = true
+		}
+		table[slot] = r.hash
+		if r.kind == scopeWide {
+			if wide == nil {
+				wide = map[string][]int32{}
 			}
-			table[slot] = h
-			if s.IsPath() && s.Kind != "file" {
-				if wide == nil {
-					wide = map[string][]int32{}
-				}
-				if ws := wide[k]; len(ws) == 0 || ws[len(ws)-1] != int32(i) {
-					wide[k] = append(ws, int32(i))
-				}
-				if len(k) < len(wideLen) {
-					wideLen[len(k)] = true
-				} else {
-					wideLong = true
-				}
+			if ws := wide[r.key]; len(ws) == 0 || ws[len(ws)-1] != r.claim {
+				wide[r.key] = append(ws, r.claim)
 			}
 		}
 	}
 	if twice != nil {
 		groups := map[string][]int32{}
-		for i, c := range claims {
-			for _, raw := range c.Scopes {
-				s, k := scopeKey(raw)
-				if !twice[hashOf(s, k)] {
-					continue
+		for _, r := range refs {
+			if !twice[r.hash] {
+				continue
+			}
+			g := r.key
+			if r.kind == scopeExact {
+				g = "\x00" + g // apart from the path prefixes
+			}
+			if ms := groups[g]; len(ms) == 0 || ms[len(ms)-1] != r.claim {
+				for _, j := range ms {
+					check(int(j), int(r.claim))
 				}
-				g := k
-				if !s.IsPath() {
-					g = "\x00" + k // apart from the path prefixes
-				}
-				if ms := groups[g]; len(ms) == 0 || ms[len(ms)-1] != int32(i) {
-					for _, j := range ms {
-						check(int(j), i)
-					}
-					groups[g] = append(ms, int32(i))
-				}
+				groups[g] = append(ms, r.claim)
 			}
 		}
 	}
 	if wide == nil {
 		return held
 	}
-	// Dir and glob claims at the proper ancestors of each path prefix.
-	for i, c := range claims {
-		for _, raw := range c.Scopes {
-			s, k := scopeKey(raw)
-			if !s.IsPath() || k == "." {
-				continue
-			}
-			for a := parentPrefix(k); ; a = parentPrefix(a) {
-				if len(a) >= len(wideLen) && wideLong || len(a) < len(wideLen) && wideLen[len(a)] {
-					for _, j := range wide[a] {
-						check(i, int(j))
+	// Dir and glob claims at the proper ancestors of each path prefix:
+	// with a few of them, each is compared with every prefix; with many,
+	// each prefix's ancestors are looked up.
+	if len(wide) <= wideScan {
+		for w, js := range wide {
+			for _, r := range refs {
+				if r.kind != scopeExact && properAncestor(w, r.key) {
+					for _, j := range js {
+						check(int(r.claim), int(j))
 					}
 				}
-				if a == "." {
-					break
-				}
+			}
+		}
+		return held
+	}
+	for _, r := range refs {
+		if r.kind == scopeExact || r.key == "." {
+			continue
+		}
+		for a := parentPrefix(r.key); ; a = parentPrefix(a) {
+			for _, j := range wide[a] {
+				check(int(r.claim), int(j))
+			}
+			if a == "." {
+				break
 			}
 		}
 	}
 	return held
+}
+
+// wideScan is how many dir and glob prefixes heldOver compares with every
+// prefix before it looks ancestors up instead.
+var wideScan = 16
+
+const (
+	scopeExact = iota // not a path: meets equal keys only
+	scopeFile
+	scopeWide // a dir or a glob: also meets the paths below its prefix
+)
+
+// properAncestor reports whether prefix a lies strictly above prefix p
+// (see parentPrefix: "." is above every other prefix).
+func properAncestor(a, p string) bool {
+	if a == p {
+		return false
+	}
+	if a == "." {
+		return true
+	}
+	return len(p) > len(a) && p[len(a)] == '/' && p[:len(a)] == a
 }
 
 // scopeKey is a scope parsed and its index key: the literal prefix of a

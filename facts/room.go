@@ -87,12 +87,17 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 		state string
 	}
 	owners := map[Owner]seen{} // a few owners hold most claims
+	var prev Owner
+	var w seen
 	for i, c := range claims {
-		w, ok := owners[c.Owner()]
-		if !ok {
-			w.last, w.ok = s.LastSeen(c.Owner())
-			w.state = s.OwnerState(c.Owner(), now)
-			owners[c.Owner()] = w
+		if o := c.Owner(); i == 0 || o != prev { // runs of one owner's claims are common
+			var ok bool
+			if w, ok = owners[o]; !ok {
+				w.last, w.ok = s.LastSeen(o)
+				w.state = s.OwnerState(o, now)
+				owners[o] = w
+			}
+			prev = o
 		}
 		exp := leaseExpires(c, w.last, w.ok)
 		v := ClaimView{Fact: c, LeaseExpires: exp, LeaseState: "live", OwnerState: w.state}

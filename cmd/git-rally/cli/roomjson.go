@@ -22,6 +22,9 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 	// The output goes out in chunks: a buffer of the whole document
 	// would be 600 KB of fresh pages for a room of 1,600 claims.
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
+	if r.stream != nil {
+		growPipe(w, 16<<10+len(r.stream.views)*450)
+	}
 	cw.b = append(cw.b, "{\n"...)
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()
@@ -114,6 +117,7 @@ func (cw *chunkWriter) stream(s *claimStream) {
 	cw.b = append(cw.b, '[')
 	var lastAt time.Time
 	lastLease := ""
+	var parts claimParts
 	for i, v := range s.views {
 		if i > 0 {
 			cw.b = append(cw.b, ',')
@@ -125,7 +129,7 @@ func (cw *chunkWriter) stream(s *claimStream) {
 		c := toClaimJSONLease(v, lastLease)
 		c.Verified = verdictOf(s.verifier, c.ID, c.Tool)
 		cw.b = append(cw.b, "\n    "...)
-		cw.b = appendClaimJSON(cw.b, &c)
+		cw.b = parts.appendClaim(cw.b, &c)
 		cw.flushFull()
 	}
 	cw.b = append(cw.b, "\n  ]"...)
@@ -178,12 +182,24 @@ func emptyJSONValue(v reflect.Value) bool {
 func appendClaimJSON(b []byte, c *claimJSON) []byte {
 	b = append(b, "{\n      \"id\": "...)
 	b = appendJSONString(b, c.ID)
+	b = appendClaimOwner(b, c)
+	b = appendClaimBody(b, c)
+	return appendClaimTail(b, c)
+}
+
+// appendClaimOwner appends the tool and session members.
+func appendClaimOwner(b []byte, c *claimJSON) []byte {
 	b = append(b, ",\n      \"tool\": "...)
 	b = appendJSONString(b, c.Tool)
 	if c.Session != "" {
 		b = append(b, ",\n      \"session\": "...)
 		b = appendJSONString(b, c.Session)
 	}
+	return b
+}
+
+// appendClaimBody appends the members from scopes to at.
+func appendClaimBody(b []byte, c *claimJSON) []byte {
 	b = append(b, ",\n      \"scopes\": "...)
 	switch {
 	case c.Scopes == nil:
@@ -208,7 +224,12 @@ func appendClaimJSON(b []byte, c *claimJSON) []byte {
 		b = appendJSONString(b, c.Subject)
 	}
 	b = append(b, ",\n      \"at\": "...)
-	b = appendJSONString(b, c.At)
+	return appendJSONString(b, c.At)
+}
+
+// appendClaimTail appends the members from lease_expires_at on and the
+// end of the claim.
+func appendClaimTail(b []byte, c *claimJSON) []byte {
 	b = append(b, ",\n      \"lease_expires_at\": "...)
 	b = appendJSONString(b, c.LeaseExpiresAt)
 	b = append(b, ",\n      \"lease_state\": "...)
@@ -229,6 +250,39 @@ func appendClaimJSON(b []byte, c *claimJSON) []byte {
 		b = appendJSONString(b, c.Verified)
 	}
 	return append(b, "\n    }"...)
+}
+
+// claimParts keeps the owner and tail members of the last claim written:
+// an owner's claims in a row mostly share them (same tool and session,
+// lease time, states, verdict), and then they are copied, not made again.
+type claimParts struct {
+	owner, tail       []byte
+	ownerKey, tailKey claimJSON
+	have              bool
+}
+
+func (p *claimParts) appendClaim(b []byte, c *claimJSON) []byte {
+	b = append(b, "{\n      \"id\": "...)
+	b = appendJSONString(b, c.ID)
+	ok := claimJSON{Tool: c.Tool, Session: c.Session}
+	tk := claimJSON{LeaseExpiresAt: c.LeaseExpiresAt, LeaseState: c.LeaseState, OwnerState: c.OwnerState,
+		Contested: c.Contested, HeldOver: c.HeldOver, Verified: c.Verified}
+	if !p.have || !sameStrings(&ok, &p.ownerKey) {
+		p.owner, p.ownerKey = appendClaimOwner(p.owner[:0], c), ok
+	}
+	if !p.have || !sameStrings(&tk, &p.tailKey) || tk.Contested != p.tailKey.Contested {
+		p.tail, p.tailKey = appendClaimTail(p.tail[:0], c), tk
+	}
+	p.have = true
+	b = append(b, p.owner...)
+	b = appendClaimBody(b, c)
+	return append(b, p.tail...)
+}
+
+// sameStrings compares the string members that claimParts keys on.
+func sameStrings(a, b *claimJSON) bool {
+	return a.Tool == b.Tool && a.Session == b.Session && a.LeaseExpiresAt == b.LeaseExpiresAt &&
+		a.LeaseState == b.LeaseState && a.OwnerState == b.OwnerState && a.HeldOver == b.HeldOver && a.Verified == b.Verified
 }
 
 // appendJSONString appends s quoted as encoding/json writes it with HTML

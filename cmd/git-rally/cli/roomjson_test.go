@@ -108,10 +108,10 @@ func baseRoomJSON() roomJSON {
 func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
 	room := &facts.Room{Head: "h", Clock: 3, ByKind: map[string]int{"claim": 2}}
-	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", "", "again", "more"} {
+	for i, sub := range []string{"plain", "esc\x1b[31mred\nline", "", "", "again", "more"} {
 		room.Claims = append(room.Claims, facts.ClaimView{
 			Fact:         &facts.Fact{ID: fmt.Sprintf("f_%d", i), Tool: "t", Session: sub, Scopes: []string{"file:a" + sub}, Subject: sub, At: "x"},
-			LeaseExpires: at.Add(time.Duration(i%3/2) * time.Hour), LeaseState: "live", OwnerState: "active",
+			LeaseExpires: at.Add(time.Duration(i%3/2) * time.Hour), LeaseState: []string{"live", "expired"}[i%4/3], OwnerState: []string{"active", "idle"}[i/3],
 			Contested: i == 1, HeldOver: sub})
 	}
 	for _, r := range []*facts.Room{room, {Head: "empty"}} {
@@ -179,5 +179,34 @@ func TestRoomJSONAllocationsPerClaim(t *testing.T) {
 	small, large := allocs(20), allocs(2000)
 	if per := (large - small) / 1980; per > 1.01 {
 		t.Errorf("writing a room allocates %.0f times with 20 claims, %.0f with 2,000: %.2f a claim", small, large, per)
+	}
+}
+
+// Streamed claims whose owners, lease times and states repeat in runs and
+// change at random write what toRoomJSON's claims write.
+func TestRoomJSONStreamRepeats(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 9))
+	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
+	room := &facts.Room{Head: "h"}
+	for i := 0; i < 400; i++ {
+		room.Claims = append(room.Claims, facts.ClaimView{
+			Fact: &facts.Fact{ID: fmt.Sprintf("f_%d", i), Tool: pick("a", "b"), Session: pick("", "s"), Scopes: []string{"file:x"},
+				Subject: pick("", "w"), At: "t", Access: pick("", "shared")},
+			LeaseExpires: at.Add(time.Duration(rng.IntN(2)) * time.Minute), LeaseState: pick("live", "expired"),
+			OwnerState: pick("active", "idle"), Contested: rng.IntN(3) == 0, HeldOver: pick("", "f_0")})
+	}
+	want, err := indentedJSON(toRoomJSON(room))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := toRoomJSONWithout(room)
+	out.stream = &claimStream{views: room.Claims}
+	got, err := encodeIndented(&out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatalf("streamed claims differ from toRoomJSON's")
 	}
 }
