@@ -2,6 +2,7 @@ package facts
 
 import (
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"reflect"
 	"sort"
@@ -212,6 +213,14 @@ func fastString(b []byte, str string, pos int) (string, int, bool) {
 	escaped := false
 	i := pos + 1
 	for i < len(b) {
+		// Bytes the loop below would only step over (printable ASCII
+		// but the quote and the backslash) are skipped 8 at a time.
+		for i+8 <= len(b) && !special8(binary.LittleEndian.Uint64(b[i:])) {
+			i += 8
+		}
+		if i >= len(b) {
+			break
+		}
 		c := b[i]
 		switch {
 		case c == '"':
@@ -243,6 +252,16 @@ func fastString(b []byte, str string, pos int) (string, int, bool) {
 		}
 	}
 	return "", 0, false
+}
+
+// special8 reports whether one of the 8 bytes of x may be below ' ', a
+// quote, a backslash or not ASCII: it is never false when one is (true
+// can be a false alarm; the caller then looks at the bytes one by one).
+func special8(x uint64) bool {
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	zero := func(v uint64) uint64 { return (v - lo) & ^v & hi } // a zero byte
+	less := (x - lo*' ') & ^x & hi                              // a byte below ' '
+	return (x&hi | less | zero(x^(lo*'"')) | zero(x^(lo*'\\'))) != 0
 }
 
 func unescapeFast(s []byte) string {

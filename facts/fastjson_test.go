@@ -2,6 +2,7 @@ package facts
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"math/rand"
 	"reflect"
@@ -121,4 +122,33 @@ func FuzzFastDecode(f *testing.F) {
 	f.Add(bytes.TrimSuffix(fa.Raw, []byte("\n")))
 	f.Add([]byte(`{"v":1,"id":"f_0","kind":"note","clock":1}`))
 	f.Fuzz(func(t *testing.T, line []byte) { checkFast(t, line) })
+}
+
+// special8 never misses a byte fastString must look at, wherever in the
+// word it is and whatever plain bytes surround it.
+func TestSpecial8(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	plain := func() byte {
+		for {
+			if c := byte(' ' + rng.Intn(0x7f-' ')); c != '"' && c != '\\' {
+				return c
+			}
+		}
+	}
+	for v := 0; v < 256; v++ {
+		special := v < ' ' || v == '"' || v == '\\' || v >= 0x80
+		for p := 0; p < 8; p++ {
+			for k := 0; k < 20; k++ {
+				var w [8]byte
+				for i := range w {
+					w[i] = plain()
+				}
+				w[p] = byte(v)
+				x := binary.LittleEndian.Uint64(w[:])
+				if special && !special8(x) {
+					t.Fatalf("byte %#x at %d of %q not seen", v, p, w)
+				}
+			}
+		}
+	}
 }
