@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -298,12 +299,13 @@ type factBlob struct {
 
 // factList lists the fact blobs of a tree in the order ls-tree gives.
 // It grows while the blobs already listed are read and decoded on other
-// goroutines: mu guards it. Blobs and names are kept in pages that never
-// move, so that listing 100k blobs does not copy them again and again.
+// goroutines, which look blobs up without a lock: the pages never move,
+// the page list is published anew (atomically) when it grows, and a
+// blob's index reaches a reader only after the blob is written (through
+// the stream's channels). Listing 100k blobs copies none of them again.
 type factList struct {
-	mu    sync.RWMutex
-	pages [][]factBlob
-	n     int
+	pages atomic.Pointer[[]*[blobPage]factBlob]
+	n     int    // the lister's
 	names []byte // the current page of names; a name is a string over it
 }
 
@@ -320,21 +322,22 @@ func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
 	fl.names = append(fl.names, name...)
 	// The page's bytes are never written again: the string may alias them.
 	nm := unsafe.String(unsafe.SliceData(fl.names[off:]), len(name))
-	fl.mu.Lock()
-	defer fl.mu.Unlock()
-	if fl.n%blobPage == 0 {
-		fl.pages = append(fl.pages, make([]factBlob, 0, blobPage))
+	i := fl.n
+	if i%blobPage == 0 {
+		var ps []*[blobPage]factBlob
+		if old := fl.pages.Load(); old != nil {
+			ps = append(ps, *old...)
+		}
+		ps = append(ps, new([blobPage]factBlob))
+		fl.pages.Store(&ps)
 	}
-	pg := &fl.pages[len(fl.pages)-1]
-	*pg = append(*pg, factBlob{dir, nm, h})
+	(*fl.pages.Load())[i/blobPage][i%blobPage] = factBlob{dir, nm, h}
 	fl.n++
-	return fl.n - 1
+	return i
 }
 
 func (fl *factList) blob(i int) factBlob {
-	fl.mu.RLock()
-	defer fl.mu.RUnlock()
-	return fl.pages[i/blobPage][i%blobPage]
+	return (*fl.pages.Load())[i/blobPage][i%blobPage]
 }
 
 func (fl *factList) path(i int) string {
