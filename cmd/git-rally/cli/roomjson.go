@@ -256,33 +256,29 @@ func appendClaimTail(b []byte, c *claimJSON) []byte {
 // an owner's claims in a row mostly share them (same tool and session,
 // lease time, states, verdict), and then they are copied, not made again.
 type claimParts struct {
-	owner, tail       []byte
-	ownerKey, tailKey claimJSON
-	have              bool
+	owner, tail                                       []byte
+	tool, session                                     string
+	lease, leaseState, ownerState, heldOver, verified string
+	contested, have                                   bool
 }
 
 func (p *claimParts) appendClaim(b []byte, c *claimJSON) []byte {
 	b = append(b, "{\n      \"id\": "...)
 	b = appendJSONString(b, c.ID)
-	ok := claimJSON{Tool: c.Tool, Session: c.Session}
-	tk := claimJSON{LeaseExpiresAt: c.LeaseExpiresAt, LeaseState: c.LeaseState, OwnerState: c.OwnerState,
-		Contested: c.Contested, HeldOver: c.HeldOver, Verified: c.Verified}
-	if !p.have || !sameStrings(&ok, &p.ownerKey) {
-		p.owner, p.ownerKey = appendClaimOwner(p.owner[:0], c), ok
+	if !p.have || c.Tool != p.tool || c.Session != p.session {
+		p.owner = appendClaimOwner(p.owner[:0], c)
+		p.tool, p.session = c.Tool, c.Session
 	}
-	if !p.have || !sameStrings(&tk, &p.tailKey) || tk.Contested != p.tailKey.Contested {
-		p.tail, p.tailKey = appendClaimTail(p.tail[:0], c), tk
+	if !p.have || c.LeaseExpiresAt != p.lease || c.LeaseState != p.leaseState || c.OwnerState != p.ownerState ||
+		c.Contested != p.contested || c.HeldOver != p.heldOver || c.Verified != p.verified {
+		p.tail = appendClaimTail(p.tail[:0], c)
+		p.lease, p.leaseState, p.ownerState = c.LeaseExpiresAt, c.LeaseState, c.OwnerState
+		p.contested, p.heldOver, p.verified = c.Contested, c.HeldOver, c.Verified
 	}
 	p.have = true
 	b = append(b, p.owner...)
 	b = appendClaimBody(b, c)
 	return append(b, p.tail...)
-}
-
-// sameStrings compares the string members that claimParts keys on.
-func sameStrings(a, b *claimJSON) bool {
-	return a.Tool == b.Tool && a.Session == b.Session && a.LeaseExpiresAt == b.LeaseExpiresAt &&
-		a.LeaseState == b.LeaseState && a.OwnerState == b.OwnerState && a.HeldOver == b.HeldOver && a.Verified == b.Verified
 }
 
 // appendJSONString appends s quoted as encoding/json writes it with HTML
