@@ -238,16 +238,6 @@ func parseFast(line []byte) (*Fact, bool) {
 	return f, true
 }
 
-// Known reports whether the kind is one this version knows.
-func Known(kind string) bool {
-	for _, k := range Kinds {
-		if k == kind {
-			return true
-		}
-	}
-	return false
-}
-
 // UsageError is bad input from the caller: exit 2, nothing written.
 type UsageError struct {
 	Msg  string

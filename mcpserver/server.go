@@ -29,9 +29,6 @@ func ErrorObject(exit int, code, msg string, hints []string) json.RawMessage {
 	return call.ErrorObject(exit, code, msg, hints)
 }
 
-// ClientTool is call.ClientTool: the identity of last resort.
-func ClientTool(client, tag string) string { return call.ClientTool(client, tag) }
-
 // Instructions is what the server tells the host's model at the handshake.
 const Instructions = `git rally: the agents working in this repository coordinate through a shared ledger in git (advice, not locks). ` +
 	`Read rally_room when you start. Before editing shared files, rally_claim them (a refusal names who holds them: pick other work or rally_handoff to them); rally_release when done. ` +

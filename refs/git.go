@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 )
 
 // GitError is a failed git command: its arguments, exit code and stderr.
@@ -85,19 +84,6 @@ func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []s
 		return out.String(), &GitError{Args: args, Code: code, Stderr: errb.String()}
 	}
 	return out.String(), nil
-}
-
-// GitBackground starts git in its own session, detached from this process
-// (stdin, stdout and stderr to /dev/null), and does not wait for it.
-func GitBackground(dir string, args ...string) error {
-	countGit()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	return cmd.Process.Release()
 }
 
 // GitStream runs git with stdin and hands its stdout to read as it comes,

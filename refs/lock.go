@@ -440,25 +440,7 @@ func QueueLock(commonDir, name string) (*os.File, error) {
 	return f, nil
 }
 
-// TryQueueLock is QueueLock without waiting; it returns nil, nil when the
-// lock is held elsewhere.
-func TryQueueLock(commonDir, name string) (*os.File, error) {
-	dir := filepath.Join(commonDir, "rally")
-	if err := os.MkdirAll(dir, 0o777); err != nil {
-		return nil, err
-	}
-	f, err := os.OpenFile(filepath.Join(dir, name+".lock"), os.O_RDWR|os.O_CREATE, 0o666)
-	if err != nil {
-		return nil, err
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		f.Close()
-		return nil, nil
-	}
-	return f, nil
-}
-
-// UnlockQueue releases a lock from QueueLock or TryQueueLock.
+// UnlockQueue releases a lock from QueueLock.
 func UnlockQueue(f *os.File) {
 	if f != nil {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)

@@ -32,9 +32,6 @@ type (
 // ErrUnavailable is a view this build cannot answer.
 var ErrUnavailable = webapi.ErrUnavailable
 
-// CheckAddr accepts only a loopback host with a port.
-func CheckAddr(addr string) error { return webapi.CheckAddr(addr) }
-
 // NewToken is 128 random bits in hex.
 func NewToken() (string, error) { return webapi.NewToken() }
 
