@@ -49,6 +49,23 @@ func newCacheFixture(tb testing.TB) *cacheFixture {
 }
 
 // manyClaims appends n claims of tool's, one file each, in one commit.
+// openClaimsClone is a one-clone network whose ledger holds open
+// claims of "c", its cache settled as a command would find it a minute
+// later; now is the clone's clock.
+func openClaimsClone(t *testing.T, open int) (*clone, *time.Time) {
+	t.Helper()
+	now := new(time.Time)
+	*now = t0
+	_, cs := network(t, 1, now)
+	c := cs[0]
+	if _, err := c.ledger(t).Append(manyClaims("c", open)); err != nil {
+		t.Fatal(err)
+	}
+	*now = now.Add(time.Minute)
+	c.state(t)
+	return c, now
+}
+
 func manyClaims(tool string, n int) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) {
 		out := make([]*Fact, n)

@@ -378,7 +378,14 @@ func (cb *claimBase) key(j int) ([]byte, uint32) {
 }
 
 // lookup returns the record numbers listed under key k.
-func (cb *claimBase) lookup(k string) (out []uint32) {
+func (cb *claimBase) lookup(k string) []uint32 { return cb.keysFrom(k, bytes.Equal) }
+
+// lookupPrefix returns the record numbers of every key starting with p.
+func (cb *claimBase) lookupPrefix(p string) []uint32 { return cb.keysFrom(p, bytes.HasPrefix) }
+
+// keysFrom returns the record numbers of the sorted keys from the first
+// one not below k, for as long as match(key, k) holds.
+func (cb *claimBase) keysFrom(k string, match func(key, k []byte) bool) (out []uint32) {
 	if cb == nil {
 		return nil
 	}
@@ -387,25 +394,7 @@ func (cb *claimBase) lookup(k string) (out []uint32) {
 	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, kb) >= 0 })
 	for ; j < cb.nkey; j++ {
 		kj, i := cb.key(j)
-		if !bytes.Equal(kj, kb) {
-			break
-		}
-		out = append(out, i)
-	}
-	return out
-}
-
-// lookupPrefix returns the record numbers of every key starting with p.
-func (cb *claimBase) lookupPrefix(p string) (out []uint32) {
-	if cb == nil {
-		return nil
-	}
-	defer cb.guard(debug.SetPanicOnFault(true))
-	pb := []byte(p)
-	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, pb) >= 0 })
-	for ; j < cb.nkey; j++ {
-		kj, i := cb.key(j)
-		if !bytes.HasPrefix(kj, pb) {
+		if !match(kj, kb) {
 			break
 		}
 		out = append(out, i)

@@ -23,14 +23,7 @@ func TestAppendCostFlatInOpenClaims(t *testing.T) {
 		claimsFiles        []string
 	}
 	measure := func(open int) cost {
-		now := t0
-		_, cs := network(t, 1, &now)
-		c := cs[0]
-		if _, err := c.ledger(t).Append(manyClaims("c", open)); err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(time.Minute)
-		c.state(t) // settle the cache as a command would find it
+		c, now := openClaimsClone(t, open)
 		files := func() []string {
 			ms, _ := filepath.Glob(filepath.Join(c.common(), "rally", "cache", "claims-*.bin"))
 			return ms
@@ -51,7 +44,7 @@ func TestAppendCostFlatInOpenClaims(t *testing.T) {
 			if _, err := c.ledger(t).Append(fn); err != nil { // a fresh Ledger: a new process
 				t.Fatal(err)
 			}
-			now = now.Add(time.Second)
+			*now = now.Add(time.Second)
 			b, err := os.ReadFile(filepath.Join(c.common(), "rally", "cache", stateFile))
 			if err != nil {
 				t.Fatal(err)

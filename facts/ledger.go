@@ -402,6 +402,15 @@ func (l *Ledger) parseBlobs(bs []blobRef) []*Fact {
 // lines that do not parse and facts that are corrupt: those are kept in
 // the ledger and synced unchanged, never believed: they shadow, replace or
 // close nothing.
+// cutLine splits the first line off b: the line without its newline, the
+// rest, and whether a newline ended the line.
+func cutLine(b []byte) (line, rest []byte, nl bool) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:], true
+	}
+	return b, nil, false
+}
+
 func parseBlob(path string, data []byte) ([]*Fact, []string) {
 	return parseBlobRaw(path, data, false)
 }
@@ -412,13 +421,9 @@ func parseBlobRaw(path string, data []byte, alias bool) ([]*Fact, []string) {
 	var out []*Fact
 	var warns []string
 	for rest := data; len(rest) > 0; {
-		line := rest
-		nl := bytes.IndexByte(rest, '\n')
-		if nl >= 0 {
-			line, rest = rest[:nl], rest[nl+1:]
-		} else {
-			rest = nil
-		}
+		var line []byte
+		var nl bool
+		line, rest, nl = cutLine(rest)
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -426,7 +431,7 @@ func parseBlobRaw(path string, data []byte, alias bool) ([]*Fact, []string) {
 		f, ms, ok := fastDecode(line)
 		if ok && f.ID != "" && f.Kind != "" {
 			// A canonical line: decoded and hashed without encoding/json.
-			if alias && nl >= 0 {
+			if alias && nl {
 				f.Raw = line[: len(line)+1 : len(line)+1]
 			} else {
 				f.Raw = append(make([]byte, 0, len(line)+1), line...)

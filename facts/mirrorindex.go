@@ -285,20 +285,9 @@ func (c *cache) indexPrefix(st *State, prefix string) ([]*Fact, bool) {
 	}
 	defer ix.Close()
 	digits := strings.TrimPrefix(prefix, "f_")
-	if len(digits) > 16 {
-		return nil, true // longer than any id
-	}
-	var want uint64
-	for i := 0; i < len(digits); i++ {
-		d := digits[i]
-		switch {
-		case d >= '0' && d <= '9':
-			want = want<<4 | uint64(d-'0')
-		case d >= 'a' && d <= 'f':
-			want = want<<4 | uint64(d-'a'+10)
-		default:
-			return nil, true
-		}
+	want, ok := lowerHex(digits)
+	if !ok {
+		return nil, true // longer than any id, or not an id's digits
 	}
 	shift := uint(4 * (16 - len(digits)))
 	var found []*Fact

@@ -145,9 +145,18 @@ func parseFactID(id string) (uint64, bool) {
 	if len(id) != 18 || id[:2] != "f_" {
 		return 0, false
 	}
+	return lowerHex(id[2:])
+}
+
+// lowerHex returns the number at most 16 lowercase hex digits spell (ids
+// are written lowercase; strconv.ParseUint would take A-F too).
+func lowerHex(digits string) (uint64, bool) {
+	if len(digits) > 16 {
+		return 0, false
+	}
 	var v uint64
-	for i := 2; i < 18; i++ {
-		c := id[i]
+	for i := 0; i < len(digits); i++ {
+		c := digits[i]
 		switch {
 		case c >= '0' && c <= '9':
 			v = v<<4 | uint64(c-'0')
@@ -569,13 +578,9 @@ func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
 	var out []scanned
 	var warns []string
 	for rest := data; len(rest) > 0; {
-		line := rest
-		nl := bytes.IndexByte(rest, '\n')
-		if nl >= 0 {
-			line, rest = rest[:nl], rest[nl+1:]
-		} else {
-			rest = nil
-		}
+		var line []byte
+		var nl bool
+		line, rest, nl = cutLine(rest)
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
@@ -585,7 +590,7 @@ func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
 		sc.f, sc.ms = Fact{}, fastMembers{}
 		if fastDecodeInto(&sc.f, line, unsafe.String(unsafe.SliceData(line), len(line)), &sc.ms) && sc.f.ID != "" && sc.f.Kind != "" {
 			f = &sc.f
-			if nl >= 0 {
+			if nl {
 				raw = line[: len(line)+1 : len(line)+1]
 			} else {
 				raw = append(append(make([]byte, 0, len(line)+1), line...), '\n')

@@ -108,6 +108,23 @@ func genLedger(t *testing.T, l *Ledger, rng *rand.Rand, n int, now time.Time) (r
 	return tree, all
 }
 
+// rebuildLedger opens a ledger in a fresh repository, its clock fixed at
+// now, with no tracking refs; it is closed when the test ends.
+func rebuildLedger(t *testing.T) (common string, l *Ledger, now time.Time) {
+	t.Helper()
+	dir := gitSandbox(t)
+	git(t, dir, "init", "-q", ".")
+	common = filepath.Join(dir, ".git")
+	now = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	l, err := Open(common, func() time.Time { return now })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	l.NoTracking = true
+	return common, l, now
+}
+
 // oldRebuild is the rebuild as it was before it streamed: every fact
 // decoded and held, then projected at once.
 func oldRebuild(t *testing.T, common string, now time.Time, tree refs.Hash) (*State, []*Fact, []string) {
@@ -133,16 +150,7 @@ func oldRebuild(t *testing.T, common string, now time.Time, tree refs.Hash) (*St
 func TestStreamedRebuildEqualsOld(t *testing.T) {
 	for _, n := range []int{300, 1500} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			dir := gitSandbox(t)
-			git(t, dir, "init", "-q", ".")
-			common := filepath.Join(dir, ".git")
-			now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-			l, err := Open(common, func() time.Time { return now })
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer l.Close()
-			l.NoTracking = true
+			common, l, now := rebuildLedger(t)
 			tree, written := genLedger(t, l, rand.New(rand.NewSource(int64(n))), n, now)
 			check := func(what string, st *State, l *Ledger) {
 				t.Helper()
@@ -269,20 +277,11 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 // ls-tree, one cat-file per core (at most 4), every blob under facts/
 // streamed exactly once, whatever the ledger's size.
 func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
-	dir := gitSandbox(t)
-	git(t, dir, "init", "-q", ".")
-	common := filepath.Join(dir, ".git")
-	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
-	l, err := Open(common, func() time.Time { return now })
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	l.NoTracking = true
+	common, l, now := rebuildLedger(t)
 	genLedger(t, l, rand.New(rand.NewSource(7)), 1500, now)
 	head, _ := l.Head()
 	blobs := 0
-	for _, line := range strings.Split(git(t, dir, "ls-tree", "-r", "--name-only", head.String(), "facts"), "\n") {
+	for _, line := range strings.Split(git(t, filepath.Dir(common), "ls-tree", "-r", "--name-only", head.String(), "facts"), "\n") {
 		if strings.HasSuffix(line, ".json") {
 			blobs++
 		}

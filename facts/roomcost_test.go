@@ -16,18 +16,11 @@ func TestRoomReadAllocationsFlatInOpenClaims(t *testing.T) {
 		decoded int64
 	}
 	measure := func(open int) cost {
-		now := t0
-		_, cs := network(t, 1, &now)
-		c := cs[0]
-		if _, err := c.ledger(t).Append(manyClaims("c", open)); err != nil {
-			t.Fatal(err)
-		}
-		now = now.Add(time.Minute)
-		c.state(t) // settle the cache as a command would find it
+		c, now := openClaimsClone(t, open)
 		ClaimsDecoded.Store(0)
 		n := 0
 		allocs := testing.AllocsPerRun(5, func() {
-			l, err := Open(c.common(), func() time.Time { return now })
+			l, err := Open(c.common(), func() time.Time { return *now })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -36,7 +29,7 @@ func TestRoomReadAllocationsFlatInOpenClaims(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r := st.Room(now); len(r.Claims) != open {
+			if r := st.Room(*now); len(r.Claims) != open {
 				t.Fatalf("%d open claims: the room shows %d", open, len(r.Claims))
 			}
 			n++
