@@ -12,7 +12,8 @@
 #             git plumbing floors doing an append: issue 14's 4 processes
 #             (hash-object -w, mktree of one entry, commit-tree -p,
 #             update-ref new old) and issue 2's 7 (a mktree per tree level);
-#             git-rally version against the hello world; room --json warm;
+#             git-rally version against the hello world, and two start-up
+#             probes (bench/probe, built in with -tags rallyprobe); room --json warm;
 #             log --json -n 10 and room --json after deleting the cache,
 #             with their max RSS (wait4); in-process append and fsync floor
 #   open20, open1619   the same ledger with 20 and with 1,619 open claims:
@@ -74,6 +75,9 @@ start=$(now_ms)
 bin=$work/bin
 # git-rally is built as the README installs it: static (CGO_ENABLED=0).
 (cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally" ./cmd/git-rally && go build -o "$bin/rallybench" ./bench/cmd/rallybench)
+# The same binary with two start-up probes (bench/probe): it exits from an
+# early package init, to show where a process's start-up goes.
+(cd "$root" && CGO_ENABLED=0 go build -tags rallyprobe -o "$bin/git-rally-probe" ./cmd/git-rally)
 # The floor of a Go process: a static hello world, built as git-rally is.
 mkdir -p "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
@@ -235,7 +239,7 @@ for sc in $scenarios; do
 		targets+=(-target "$t")
 	done
 done
-rallybench measure -bin "$bin/git-rally" -hello "$bin/hello" -runs "$RUNS" -cold-every "$COLD_EVERY" \
+rallybench measure -bin "$bin/git-rally" -hello "$bin/hello" -probe "$bin/git-rally-probe" -runs "$RUNS" -cold-every "$COLD_EVERY" \
 	-writers-every "$WRITERS_EVERY" -out "$results" "${targets[@]}"
 echo
 

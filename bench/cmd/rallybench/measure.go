@@ -20,35 +20,37 @@ import (
 // that a noisy neighbour hurts every case alike. A scenario runs the cases
 // scenarioCases names (default: baseCases).
 var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4",
-	"inproc", "fsync", "hello", "version", "log", "cold"}
+	"inproc", "fsync", "hello", "version", "probe-first", "probe-hotdeps", "log", "cold"}
 
 var baseCases = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
 
 // plain is where the table of issue 14 is measured; the open-claims rooms
 // (open20, open1619) only need a room and a claim.
 var scenarioCases = map[string][]string{
-	"plain":    {"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4", "inproc", "fsync", "hello", "version", "log", "cold"},
+	"plain":    {"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4", "inproc", "fsync", "hello", "version", "probe-first", "probe-hotdeps", "log", "cold"},
 	"open20":   {"room", "claim"},
 	"open1619": {"room", "claim"},
 	"writers":  {"writers"},
 }
 
 var caseNames = map[string]string{
-	"revparse":     "git rev-parse refs/rally/ledger",
-	"room":         "git rally room --json (warm cache)",
-	"room-direct":  "git-rally room --json (warm, no git wrapper)",
-	"claim":        "git rally claim <file> (whole process)",
-	"claim-direct": "git-rally claim <file> (no git wrapper)",
-	"claim-signed": "the same claim, signed (rally.sign, an ed25519 key file)",
-	"floor":        "7-process floor: hash-object,5x mktree,commit-tree,update-ref",
-	"floor4":       "4-process floor: hash-object,mktree (1 entry),commit-tree,update-ref",
-	"inproc":       "in-process facts.Open+Append(claim)+Close",
-	"fsync":        "O_APPEND+fsync of one line to a plain file",
-	"hello":        "a static Go hello world (CGO_ENABLED=0)",
-	"version":      "git-rally version",
-	"log":          "git rally log --json -n 10",
-	"cold":         "git rally room --json after rm -rf .git/rally/cache",
-	"writers":      "8 writers x 200 appends: wall time",
+	"revparse":      "git rev-parse refs/rally/ledger",
+	"room":          "git rally room --json (warm cache)",
+	"room-direct":   "git-rally room --json (warm, no git wrapper)",
+	"claim":         "git rally claim <file> (whole process)",
+	"claim-direct":  "git-rally claim <file> (no git wrapper)",
+	"claim-signed":  "the same claim, signed (rally.sign, an ed25519 key file)",
+	"floor":         "7-process floor: hash-object,5x mktree,commit-tree,update-ref",
+	"floor4":        "4-process floor: hash-object,mktree (1 entry),commit-tree,update-ref",
+	"inproc":        "in-process facts.Open+Append(claim)+Close",
+	"fsync":         "O_APPEND+fsync of one line to a plain file",
+	"hello":         "a static Go hello world (CGO_ENABLED=0)",
+	"version":       "git-rally version",
+	"probe-first":   "git-rally built -tags rallyprobe: exit from a package init that imports only os",
+	"probe-hotdeps": "... from an init that imports a claim's packages' imports, less cobra and ssh",
+	"log":           "git rally log --json -n 10",
+	"cold":          "git rally room --json after rm -rf .git/rally/cache",
+	"writers":       "8 writers x 200 appends: wall time",
 }
 
 // rssCases also record the process's maximum resident set (wait4's
@@ -63,6 +65,7 @@ const (
 type measurer struct {
 	dir, common string
 	bin, hello  string
+	probe       string // git-rally built with -tags rallyprobe (bench/probe)
 	scenario    string
 	size        string
 	reset       bool
@@ -105,6 +108,7 @@ func runMeasure(args []string) error {
 	})
 	runs := fl.Int("runs", 41, "rounds")
 	hello := fl.String("hello", "", "a static hello world binary (the hello case)")
+	probe := fl.String("probe", "", "git-rally built with -tags rallyprobe (the probe-* cases; none: skipped)")
 	coldEvery := fl.Int("cold-every", 4, "run the cold case (the room after deleting the cache) every this many rounds")
 	writersEvery := fl.Int("writers-every", 20, "run the writers case every this many rounds")
 	nWriters := fl.Int("writers", 8, "writers case: concurrent writer processes")
@@ -115,7 +119,7 @@ func runMeasure(args []string) error {
 		return fmt.Errorf("measure needs -target, -bin and -out")
 	}
 	for _, m := range ms {
-		m.hello, m.writers, m.each = *hello, *nWriters, *each
+		m.hello, m.probe, m.writers, m.each = *hello, *probe, *nWriters, *each
 		if err := m.prepare(*bin); err != nil {
 			return fmt.Errorf("%s/%s: %w", m.scenario, m.size, err)
 		}
@@ -337,6 +341,11 @@ func (m *measurer) run(c string) (time.Duration, error) {
 		return m.proc(nil, m.hello)
 	case "version":
 		return m.proc(nil, m.bin, "version")
+	case "probe-first", "probe-hotdeps":
+		if m.probe == "" {
+			return 0, fmt.Errorf("the %s case needs -probe", c)
+		}
+		return m.proc(nil, m.probe, "__"+c)
 	case "log":
 		return m.proc(nil, "git", "rally", "log", "--json", "-n", "10")
 	case "cold":
