@@ -37,9 +37,25 @@ func (l *Ledger) configureSigning(cfg *refs.Config) {
 		l.Signing.AllowedSigners = cfg.Path("gpg.ssh.allowedSignersFile")
 	}
 	if l.Signing.Sign {
-		l.Store.Signer = &refs.SSHSigner{Key: cfg.Get("user.signingKey"), AgentSock: os.Getenv("SSH_AUTH_SOCK")}
+		l.Store.Signer = NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
 	}
 }
+
+// NewSigner is refs.SSH's signer of key (user.signingKey); without
+// package sshsig linked in, one that refuses to sign, so nothing is ever
+// written unsigned by accident.
+func NewSigner(key, agentSock string) refs.Signer {
+	if refs.SSH == nil {
+		return noSSH{}
+	}
+	return refs.SSH.NewSigner(key, agentSock)
+}
+
+// noSSH is the signer of a process without package sshsig.
+type noSSH struct{}
+
+func (noSSH) Ready() error                { return refs.NoSSH }
+func (noSSH) Sign([]byte) ([]byte, error) { return nil, refs.NoSSH }
 
 // checkCanWrite is the signing gate of every ledger commit: a key that
 // cannot sign stops it before anything is written. With facts to append

@@ -9,10 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"golang.org/x/crypto/ssh"
-
 	"github.com/git-rally/git-rally/refs"
-	"github.com/git-rally/git-rally/sshsig"
 )
 
 // Verdicts on facts (SPEC §17): whether the commit that introduced a fact
@@ -44,7 +41,7 @@ type verdictCache struct {
 	dir     string
 	head    string
 	sigsLen int64
-	keys    []ssh.PublicKey
+	keys    []refs.PublicKey
 	keyIdx  map[string]int
 	recs    map[string][]sigRecord
 }
@@ -86,7 +83,7 @@ func (vc *verdictCache) load() {
 		f := strings.Fields(line)
 		switch {
 		case len(f) >= 3 && f[0] == "k":
-			pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(strings.Join(f[2:], " ")))
+			pub, err := refs.SSH.ParseKey([]byte(strings.Join(f[2:], " ")))
 			if n, _ := strconv.Atoi(f[1]); err == nil && n == len(vc.keys) {
 				vc.keyIdx[string(pub.Marshal())] = n
 				vc.keys = append(vc.keys, pub)
@@ -178,7 +175,7 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 			if !ok {
 				n = len(vc.keys)
 				vc.keyIdx[k], vc.keys = n, append(vc.keys, key)
-				fmt.Fprintf(&sigs, "k %d %s", n, ssh.MarshalAuthorizedKey(key))
+				fmt.Fprintf(&sigs, "k %d %s", n, refs.SSH.KeyLine(key))
 			}
 			rec.key = n
 		}
@@ -313,16 +310,16 @@ func (l *Ledger) introduced(prefix string, t refs.Hash, parents []refs.Hash, out
 
 // checkSignature checks a commit's signature on its own: good, bad or
 // none, and the key. A signature rally cannot read (a GPG one) is bad.
-func checkSignature(sc refs.SignedCommit) (sigRecord, ssh.PublicKey) {
+func checkSignature(sc refs.SignedCommit) (sigRecord, refs.PublicKey) {
 	sigChecks++
 	if sc.Signature == "" {
 		return sigRecord{state: 'u'}, nil
 	}
-	sig, err := sshsig.Parse([]byte(sc.Signature))
-	if err != nil || sig.Verify("git", sc.Payload) != nil {
+	key, ok := refs.SSH.Check([]byte(sc.Signature), sc.Payload)
+	if !ok {
 		return sigRecord{state: 'x'}, nil
 	}
-	return sigRecord{state: 'g', at: sc.When.Unix()}, sig.PublicKey
+	return sigRecord{state: 'g', at: sc.When.Unix()}, key
 }
 
 // sigChecks counts commits whose signature was checked (for tests: each
@@ -332,7 +329,7 @@ var sigChecks int
 // Verifier gives the verdict of any fact at the ledger's head.
 type Verifier struct {
 	vc      *verdictCache
-	allowed sshsig.AllowedSigners
+	allowed refs.AllowedSigners // nil: no allowed-signers file
 }
 
 // Verifier brings the signature records up to the current head and reads
@@ -341,6 +338,9 @@ type Verifier struct {
 func (l *Ledger) Verifier() (*Verifier, error) {
 	if !l.Signing.Verifying() {
 		return nil, nil
+	}
+	if refs.SSH == nil {
+		return nil, refs.NoSSH
 	}
 	head, err := l.Head()
 	if err != nil {
@@ -376,7 +376,7 @@ func (l *Ledger) Verifier() (*Verifier, error) {
 			l.warn("allowed signers: %v (no signature can be verified)", err)
 		}
 		var errs []error
-		v.allowed, errs = sshsig.ParseAllowedSigners(data)
+		v.allowed, errs = refs.SSH.ParseAllowedSigners(data)
 		for _, e := range errs {
 			l.warn("%s: %v", p, e)
 		}
@@ -411,9 +411,11 @@ func (v *Verifier) Verdict(id, tool string) string {
 		case 'g':
 			key, at := v.vc.keys[r.key], time.Unix(r.at, 0)
 			ok := false
-			if tool == SystemTool {
+			switch {
+			case v.allowed == nil:
+			case tool == SystemTool:
 				ok = v.allowed.Lists(key, "git", at)
-			} else {
+			default:
 				ok = v.allowed.Allows(tool, key, "git", at)
 			}
 			if ok {

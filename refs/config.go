@@ -104,7 +104,7 @@ func (c *Config) Bool(key string) bool {
 
 // Path reads key as a path: ~/ is the home directory; a relative path is
 // left as it is (git resolves it against the current directory).
-func (c *Config) Path(key string) string { return expandHome(c.Get(key)) }
+func (c *Config) Path(key string) string { return ExpandHome(c.Get(key)) }
 
 func normKey(k string) string {
 	first := strings.IndexByte(k, '.')
@@ -141,7 +141,7 @@ func (c *Config) readData(path string, b []byte, depth int) {
 		for _, o := range s.Options {
 			c.set(s.Name+"."+o.Key, o.Value)
 			if strings.EqualFold(s.Name, "include") && strings.EqualFold(o.Key, "path") {
-				inc := expandHome(o.Value)
+				inc := ExpandHome(o.Value)
 				if !filepath.IsAbs(inc) {
 					inc = filepath.Join(filepath.Dir(path), inc)
 				}

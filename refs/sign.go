@@ -1,20 +1,11 @@
 package refs
 
 import (
-	"bytes"
-	"crypto/ed25519"
 	"errors"
-	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
-
-	"golang.org/x/crypto/ssh"
-	"golang.org/x/crypto/ssh/agent"
-
-	"github.com/git-rally/git-rally/sshsig"
+	"time"
 )
 
 // Signer signs ledger commits. Sign returns the armored signature of a
@@ -32,122 +23,52 @@ type KeyError struct{ Msg, Hint string }
 
 func (e *KeyError) Error() string { return e.Msg }
 
-// SSHSigner signs in namespace "git" with the key git's user.signingKey
-// names: a private key file, a public key file or a "key::" literal whose
-// private half ssh-agent holds (SSH_AUTH_SOCK). No process is started.
-type SSHSigner struct {
-	Key       string // user.signingKey
-	AgentSock string // $SSH_AUTH_SOCK
-
-	once   sync.Once
-	signer ssh.Signer
-	err    error
+// SSHCode is the SSH signature code rally uses: package sshsig, over
+// golang.org/x/crypto/ssh, installs it in SSH from its init. Packages
+// refs and facts reach it only through SSH so that they do not import
+// the SSH library: a hook answered before cobra initialises (package
+// early) starts sooner without it and its dependencies, and falls back to
+// the whole command line when signing or verification is configured.
+type SSHCode interface {
+	// NewSigner is the signer of user.signingKey: a private key file, a
+	// public key file or a "key::" literal whose private half ssh-agent
+	// (agentSock) holds. The key is loaded at its first use.
+	NewSigner(key, agentSock string) Signer
+	// ParseKey reads a public key in authorized_keys form.
+	ParseKey(line []byte) (PublicKey, error)
+	// KeyLine is k in authorized_keys form, ending in a newline.
+	KeyLine(k PublicKey) []byte
+	// Check verifies an armored SSH signature of payload in namespace
+	// "git" and returns its key; ok is false when it does not verify.
+	Check(armored, payload []byte) (k PublicKey, ok bool)
+	// ParseAllowedSigners reads git's allowed-signers file format.
+	ParseAllowedSigners(data []byte) (AllowedSigners, []error)
 }
 
-// Ready loads the key once.
-func (s *SSHSigner) Ready() error {
-	s.once.Do(func() { s.signer, s.err = s.load() })
-	return s.err
+// PublicKey is an SSH public key (an ssh.PublicKey).
+type PublicKey interface {
+	// Marshal is the key in the SSH wire format.
+	Marshal() []byte
 }
 
-// Sign signs payload.
-func (s *SSHSigner) Sign(payload []byte) ([]byte, error) {
-	if err := s.Ready(); err != nil {
-		return nil, err
-	}
-	sig, err := sshsig.Sign(s.signer, "git", payload)
-	if err != nil {
-		return nil, &KeyError{Msg: fmt.Sprintf("signing with %s: %v", s.Key, err),
-			Hint: "ssh-add -l   # is the key still in the agent?"}
-	}
-	return sig, nil
+// AllowedSigners says which key may sign as whom.
+type AllowedSigners interface {
+	// Allows reports whether k may sign as principal in namespace at.
+	Allows(principal string, k PublicKey, namespace string, at time.Time) bool
+	// Lists reports whether k is listed for anyone in namespace at.
+	Lists(k PublicKey, namespace string, at time.Time) bool
 }
 
-// PublicKey returns the signing key's public half, once Ready succeeded.
-func (s *SSHSigner) PublicKey() ssh.PublicKey {
-	if s.Ready() != nil {
-		return nil
-	}
-	return s.signer.PublicKey()
-}
+// SSH is the installed SSHCode; nil until package sshsig initialises.
+var SSH SSHCode
 
-const keyHint = "git config user.signingKey ~/.ssh/id_ed25519.pub   # and ssh-add ~/.ssh/id_ed25519, or git config rally.sign false"
+// NoSSH is the error of a signing or verification asked for in a
+// process where package sshsig is not linked (a bug of the caller).
+var NoSSH = errors.New("internal: SSH signatures asked for, but package sshsig is not linked in")
 
-func (s *SSHSigner) load() (ssh.Signer, error) {
-	spec := strings.TrimSpace(s.Key)
-	if spec == "" {
-		return nil, &KeyError{Msg: "no signing key: user.signingKey is not set", Hint: keyHint}
-	}
-	if lit, ok := strings.CutPrefix(spec, "key::"); ok {
-		pub, _, _, _, err := ssh.ParseAuthorizedKey([]byte(lit))
-		if err != nil {
-			return nil, &KeyError{Msg: fmt.Sprintf("user.signingKey %q is not an ssh public key: %v", spec, err), Hint: keyHint}
-		}
-		return s.fromAgent(pub, "the key of user.signingKey")
-	}
-	path := expandHome(spec)
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, &KeyError{Msg: fmt.Sprintf("cannot read the signing key: %v", err), Hint: keyHint}
-	}
-	if pub, _, _, _, err := ssh.ParseAuthorizedKey(data); err == nil {
-		return s.fromAgent(pub, path)
-	}
-	raw, err := ssh.ParseRawPrivateKey(data)
-	if err == nil {
-		if k, ok := raw.(*ed25519.PrivateKey); ok {
-			return sshsig.NewEd25519Signer(*k)
-		}
-		var signer ssh.Signer
-		if signer, err = ssh.NewSignerFromKey(raw); err == nil {
-			return signer, nil
-		}
-	}
-	var pm *ssh.PassphraseMissingError
-	if errors.As(err, &pm) {
-		pub := pm.PublicKey
-		if pub == nil {
-			if b, err := os.ReadFile(path + ".pub"); err == nil {
-				pub, _, _, _, _ = ssh.ParseAuthorizedKey(b)
-			}
-		}
-		if pub != nil {
-			if sg, err := s.fromAgent(pub, path); err == nil {
-				return sg, nil
-			}
-		}
-		return nil, &KeyError{Msg: fmt.Sprintf("the signing key %s is locked by a passphrase and not in ssh-agent", path),
-			Hint: "ssh-add " + path}
-	}
-	return nil, &KeyError{Msg: fmt.Sprintf("the signing key %s is not an ssh key: %v", path, err), Hint: keyHint}
-}
-
-func (s *SSHSigner) fromAgent(pub ssh.PublicKey, what string) (ssh.Signer, error) {
-	if s.AgentSock == "" {
-		return nil, &KeyError{Msg: fmt.Sprintf("%s is a public key and SSH_AUTH_SOCK is not set: no ssh-agent to sign with", what),
-			Hint: "eval \"$(ssh-agent)\" && ssh-add <private key>"}
-	}
-	conn, err := net.Dial("unix", s.AgentSock)
-	if err != nil {
-		return nil, &KeyError{Msg: fmt.Sprintf("cannot reach ssh-agent: %v", err), Hint: "eval \"$(ssh-agent)\" && ssh-add <private key>"}
-	}
-	signers, err := agent.NewClient(conn).Signers()
-	if err != nil {
-		conn.Close()
-		return nil, &KeyError{Msg: fmt.Sprintf("ssh-agent: %v", err), Hint: "ssh-add -l"}
-	}
-	want := pub.Marshal()
-	for _, sg := range signers {
-		if bytes.Equal(sg.PublicKey().Marshal(), want) {
-			return sg, nil // the connection stays open for the process's signatures
-		}
-	}
-	conn.Close()
-	return nil, &KeyError{Msg: fmt.Sprintf("ssh-agent does not hold %s (%s)", what, ssh.FingerprintSHA256(pub)),
-		Hint: "ssh-add <private key>"}
-}
-
-func expandHome(p string) string {
+// ExpandHome expands a leading ~/ to the home directory, as git does for
+// path-valued settings.
+func ExpandHome(p string) string {
 	if rest, ok := strings.CutPrefix(p, "~/"); ok {
 		if home, err := os.UserHomeDir(); err == nil {
 			return filepath.Join(home, rest)

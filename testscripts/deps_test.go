@@ -52,3 +52,27 @@ func allowed(pkg, dep string) bool {
 	}
 	return rb < ra || a == b
 }
+
+// What the hook command runs on before cobra initialises (cli/early) must
+// not need what would make Go initialise it late: cobra (text/template
+// sorts after nearly everything), the SSH library and the network (facts
+// and refs reach signatures through refs.SSH), nor the servers' packages.
+func TestEarlyPathImports(t *testing.T) {
+	out, err := exec.Command("go", "list", "-deps", "github.com/git-rally/git-rally/cmd/git-rally/cli/early").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	deps := map[string]bool{}
+	for _, p := range strings.Fields(string(out)) {
+		deps[p] = true
+	}
+	if !deps["github.com/git-rally/git-rally/facts"] {
+		t.Fatalf("go list -deps does not list facts: %s", out)
+	}
+	for _, p := range []string{"github.com/spf13/cobra", "text/template", "golang.org/x/crypto/ssh", "crypto/ed25519", "net",
+		"net/http", "github.com/git-rally/git-rally/sshsig", "github.com/modelcontextprotocol/go-sdk/mcp", "go.yaml.in/yaml/v3"} {
+		if deps[p] {
+			t.Errorf("cli/early depends on %s", p)
+		}
+	}
+}

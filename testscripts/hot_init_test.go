@@ -9,7 +9,8 @@ import (
 // A hot command runs before the servers' packages initialise (cli/hot.go,
 // cli.Servers): GODEBUG=inittrace=1 lists every package initialised, and
 // net/http, html/template and the MCP SDK are not among them for a claim
-// or a hook, while the full tree (mcp --help) has them.
+// or a hook, while the full tree (mcp --help) has them; a hook runs before
+// cobra and x/crypto/ssh too (cli/early).
 func TestHotCommandsSkipServerInit(t *testing.T) {
 	prefix := installedBinary(t)
 	env := append(userEnv(t, prefix), "GODEBUG=inittrace=1", "RALLY_TOOL=codex:a1")
@@ -51,6 +52,15 @@ func TestHotCommandsSkipServerInit(t *testing.T) {
 		for _, p := range servers {
 			if got[p] {
 				t.Errorf("%v initialised %s", args, p)
+			}
+		}
+		// The hook answers from cli/early's init, before cobra and the
+		// SSH library (which only signing needs) initialise.
+		if args[1] == "hook" {
+			for _, p := range []string{"github.com/spf13/cobra", "golang.org/x/crypto/ssh", "github.com/google/jsonschema-go/jsonschema"} {
+				if got[p] {
+					t.Errorf("%v initialised %s", args, p)
+				}
 			}
 		}
 	}

@@ -47,7 +47,7 @@ var caseNames = map[string]string{
 	"hello":         "a static Go hello world (CGO_ENABLED=0)",
 	"version":       "git-rally version",
 	"probe-first":   "git-rally built -tags rallyprobe: exit from a package init that imports only os",
-	"probe-hotdeps": "... from an init that imports a claim's packages' imports, less cobra and ssh",
+	"probe-hotdeps": "... from an init that imports the ledger's packages (facts, refs, hooks), no cobra",
 	"log":           "git rally log --json -n 10",
 	"cold":          "git rally room --json after rm -rf .git/rally/cache",
 	"writers":       "8 writers x 200 appends: wall time",

@@ -61,7 +61,7 @@ func issue14Table(r *results) {
 		{"  git-rally version, ms", "", "%.2f", get("plain", "version"), nil},
 		{"  hello world, ms", "", "%.2f", get("plain", "hello"), nil},
 		{"  probe: an init importing only os / hello", "", "%.2f", ratio("plain", "probe-first", "plain", "hello"), nil},
-		{"  probe: a claim's imports, no cobra, ssh / hello", "", "%.2f", ratio("plain", "probe-hotdeps", "plain", "hello"), nil},
+		{"  probe: the ledger packages, no cobra / hello", "", "%.2f", ratio("plain", "probe-hotdeps", "plain", "hello"), nil},
 		{"room --json, 1,619 open claims / 20", fmt.Sprintf("≤ %.2g", barRoomOpen), "%.2f", ratio("open1619", "room", "open20", "room"), le(barRoomOpen)},
 		{"  room, 1,619 open claims, ms", "", "%.2f", get("open1619", "room"), nil},
 		{"  room, 20 open claims, ms", "", "%.2f", get("open20", "room"), nil},

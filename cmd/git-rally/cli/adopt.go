@@ -37,7 +37,7 @@ is made; stop ends the pane.`,
 
 func runAdopt(f *factory, opts *adoptOptions, name string) error {
 	if opts.tmux == "" {
-		return &usageError{msg: "adopt needs --tmux <target>", hint: "tmux list-panes -a -F '#{session_name}:#{window_index}.#{pane_index}'"}
+		return &usageError{Msg: "adopt needs --tmux <target>", Hint: "tmux list-panes -a -F '#{session_name}:#{window_index}.#{pane_index}'"}
 	}
 	b, err := newBackend(opts.backend)
 	if err != nil {
@@ -47,15 +47,15 @@ func runAdopt(f *factory, opts *adoptOptions, name string) error {
 	if err != nil {
 		return err
 	}
-	fs, err := session.Adopt(l, b, name, opts.tmux, opts.agent, f.toolFlag)
-	f.state = nil
+	fs, err := session.Adopt(l, b, name, opts.tmux, opts.agent, f.ToolFlag)
+	f.Forget()
 	if err != nil {
 		return backendErr(err)
 	}
 	if opts.j.on() {
 		return f.printJSON(&opts.j, map[string]any{"session": name, "tool": fs[0].Tool, "target": fs[0].Target, "facts": rawFacts(fs)})
 	}
-	fmt.Fprintf(f.out, "adopted %s pane %s as session %s (%s)\n", b.Name(), ident(fs[0].Target), ident(name), ident(fs[0].Tool))
-	fmt.Fprintf(f.out, "  look     git rally capture %s\n  deliver  git rally inject %s --handoff <id>\n  stop     git rally stop %s\n", name, name, name)
+	fmt.Fprintf(f.Out, "adopted %s pane %s as session %s (%s)\n", b.Name(), ident(fs[0].Target), ident(name), ident(fs[0].Tool))
+	fmt.Fprintf(f.Out, "  look     git rally capture %s\n  deliver  git rally inject %s --handoff <id>\n  stop     git rally stop %s\n", name, name, name)
 	return nil
 }

@@ -15,8 +15,8 @@ func newCmdAttach(f *factory) *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			if !isTerminal(os.Stdin) || !isTerminal(os.Stdout) {
-				return &usageError{msg: "attach needs a terminal (stdin and stdout are not one)",
-					hint: "git rally capture " + args[0] + "   # its last lines, without a terminal"}
+				return &usageError{Msg: "attach needs a terminal (stdin and stdout are not one)",
+					Hint: "git rally capture " + args[0] + "   # its last lines, without a terminal"}
 			}
 			b, s, err := liveSession(f, args[0])
 			if err != nil {

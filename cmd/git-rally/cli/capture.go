@@ -71,7 +71,7 @@ func runCapture(f *factory, opts *captureOptions, name string) error {
 		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "lines": lines})
 	}
 	for _, l := range lines {
-		fmt.Fprintln(f.out, l)
+		fmt.Fprintln(f.Out, l)
 	}
 	return nil
 }

@@ -56,7 +56,7 @@ func newCmdCheck(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printCheck(f, copts, o, st.CheckBeforeComplete(o, f.mustNow()))
+			return printCheck(f, copts, o, st.CheckBeforeComplete(o, f.MustNow()))
 		},
 	}
 	bc.Flags().BoolVar(&copts.strict, "strict", false, "exit 4 when a finding says stop")
@@ -86,12 +86,12 @@ func printCheck(f *factory, opts *checkOptions, o facts.Owner, res facts.CheckRe
 	} else {
 		pt := f.paint()
 		for _, fd := range out.Findings {
-			fmt.Fprintf(f.out, "%s %-18s %s: %s\n", paintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
+			fmt.Fprintf(f.Out, "%s %-18s %s: %s\n", paintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
 		}
-		fmt.Fprintf(f.out, "allow: %v\n", out.Allow)
+		fmt.Fprintf(f.Out, "allow: %v\n", out.Allow)
 	}
 	if opts.strict && !res.Allow {
-		return &exitError{code: ExitStop}
+		return &exitError{Code: ExitStop}
 	}
 	return nil
 }
@@ -118,7 +118,7 @@ func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, er
 	if err != nil {
 		return facts.CheckResult{}, err
 	}
-	return st.CheckScopes(o, scopes, f.mustNow()), nil
+	return st.CheckScopes(o, scopes, f.MustNow()), nil
 }
 
 func toCheckJSON(o facts.Owner, res facts.CheckResult) checkJSON {

@@ -106,8 +106,8 @@ func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
 			return nil // a file with that very name
 		}
 	}
-	return &usageError{msg: fmt.Sprintf("%q looks like a pattern, but a plain path is one literal file", arg),
-		hint: fmt.Sprintf("glob:%s for every path it matches, or file:%s for a file of that name", s.Value, s.Value)}
+	return &usageError{Msg: fmt.Sprintf("%q looks like a pattern, but a plain path is one literal file", arg),
+		Hint: fmt.Sprintf("glob:%s for every path it matches, or file:%s for a file of that name", s.Value, s.Value)}
 }
 
 // parseDuration reads 90s, 45m, 3h, 2d or a Go duration; it must be
@@ -127,7 +127,7 @@ func parseDuration(flag, v string) (time.Duration, error) {
 		d, err = time.ParseDuration(s)
 	}
 	if err != nil || d <= 0 || d > 30*24*time.Hour {
-		return 0, &usageError{msg: fmt.Sprintf("bad duration %s %q: want a positive time up to 30d, like 90s, 45m, 3h or 2d", flag, v)}
+		return 0, &usageError{Msg: fmt.Sprintf("bad duration %s %q: want a positive time up to 30d, like 90s, 45m, 3h or 2d", flag, v)}
 	}
 	return d, nil
 }
@@ -191,7 +191,7 @@ func currentClaim(f *factory, c *facts.Fact) (*facts.Fact, error) {
 	if err != nil || st.Claims.Get(c.ID) != nil {
 		return c, err
 	}
-	all, err := f.ledger.All()
+	all, err := f.Opened().All()
 	if err != nil {
 		return nil, err
 	}

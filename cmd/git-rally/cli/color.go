@@ -56,7 +56,7 @@ func (f *factory) colorOn() bool {
 	case "never":
 		f.colorUse = false
 	default:
-		f.colorUse = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && outTerminal(f.out)
+		f.colorUse = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && outTerminal(f.Out)
 	}
 	return f.colorUse
 }

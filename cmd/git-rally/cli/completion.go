@@ -76,7 +76,7 @@ func completeHandoffs(f *factory) cobra.CompletionFunc {
 		}
 		var out []cobra.Completion
 		if o, err := f.Identity(); err == nil {
-			for _, it := range st.Inbox([]string{o.Tool}, f.mustNow()) {
+			for _, it := range st.Inbox([]string{o.Tool}, f.MustNow()) {
 				out = append(out, cobra.CompletionWithDesc(it.Fact.ID, fmt.Sprintf("%s: %s", it.Fact.Tool, facts.Sanitize(it.Fact.Subject, 60))))
 			}
 		}

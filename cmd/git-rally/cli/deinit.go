@@ -109,8 +109,8 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 	}
 	// Last: the ledger's own files (caches, locks) go once nothing of rally
 	// runs any more.
-	f.close()
-	f.ledger, f.state = nil, nil
+	f.Close()
+	f.ForgetLedger()
 	state := filepath.Join(r.CommonDir, "rally")
 	if _, err := os.Lstat(state); err == nil {
 		if err := os.RemoveAll(state); err != nil {
@@ -122,22 +122,22 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 		return f.printJSON(&opts.j, out)
 	}
 	for _, h := range out.Hooks {
-		fmt.Fprintf(f.out, "removed rally's hook from %s\n", h)
+		fmt.Fprintf(f.Out, "removed rally's hook from %s\n", h)
 	}
 	for _, c := range out.Config {
-		fmt.Fprintf(f.out, "removed git config %s\n", c)
+		fmt.Fprintf(f.Out, "removed git config %s\n", c)
 	}
 	if out.Exclude {
-		fmt.Fprintln(f.out, "removed .rally/ from info/exclude")
+		fmt.Fprintln(f.Out, "removed .rally/ from info/exclude")
 	}
 	if out.State {
-		fmt.Fprintf(f.out, "removed machine-local state %s\n", state)
+		fmt.Fprintf(f.Out, "removed machine-local state %s\n", state)
 	}
 	for _, ref := range out.LedgerDeleted {
-		fmt.Fprintf(f.out, "deleted %s\n", ref)
+		fmt.Fprintf(f.Out, "deleted %s\n", ref)
 	}
 	for _, k := range out.Kept {
-		fmt.Fprintf(f.out, "kept %s\n", k)
+		fmt.Fprintf(f.Out, "kept %s\n", k)
 	}
 	return nil
 }
@@ -146,13 +146,13 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 // files it changed.
 func uninstallAllHooks(f *factory) ([]string, error) {
 	var buf, errb bytes.Buffer
-	sub := newFactory(f.in, &buf, &errb)
+	sub := newFactory(f.In, &buf, &errb)
 	root := newRootCmd(sub)
 	root.SetArgs([]string{"hooks", "uninstall", "--git", "--claude", "--codex", "--gemini", "--cursor", "--mcp", "--json"})
 	root.SetOut(&buf)
 	root.SetErr(&errb)
 	err := root.Execute()
-	sub.close()
+	sub.Close()
 	if err != nil {
 		return nil, fmt.Errorf("removing hooks: %w", err)
 	}

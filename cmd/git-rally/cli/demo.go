@@ -75,8 +75,8 @@ func runDemo(f *factory, opts *demoOptions) error {
 	defer release()
 	var each func(demoResult)
 	if !opts.j.on() {
-		demoHeader(f.out, opts.c, agents, repo)
-		each = func(r demoResult) { printDemoStep(f.out, r) }
+		demoHeader(f.Out, opts.c, agents, repo)
+		each = func(r demoResult) { printDemoStep(f.Out, r) }
 	}
 	results, counts, err := runDemoSteps(repo, steps, agents, each)
 	if err != nil {
@@ -85,12 +85,12 @@ func runDemo(f *factory, opts *demoOptions) error {
 	if opts.j.on() {
 		return f.printJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
-	fmt.Fprintf(f.out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
+	fmt.Fprintf(f.Out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
 		counts.ClaimsAccepted, counts.ClaimsRefused, counts.Handoffs, counts.Receipts, counts.Worktrees, counts.Risks)
 	if opts.keep {
-		fmt.Fprintf(f.out, "the repository is kept at %s (the next demo replaces it)\n", repo)
+		fmt.Fprintf(f.Out, "the repository is kept at %s (the next demo replaces it)\n", repo)
 	} else {
-		fmt.Fprintln(f.out, "done; the throw-away repository is removed")
+		fmt.Fprintln(f.Out, "done; the throw-away repository is removed")
 	}
 	return nil
 }

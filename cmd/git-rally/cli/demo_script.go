@@ -19,17 +19,17 @@ type demoChoices struct {
 
 func (c demoChoices) validate() error {
 	if c.Agents < 2 || c.Agents > 8 {
-		return &usageError{msg: fmt.Sprintf("--agents %d is out of range: 2 to 8 agents", c.Agents), hint: "git rally demo --agents 3"}
+		return &usageError{Msg: fmt.Sprintf("--agents %d is out of range: 2 to 8 agents", c.Agents), Hint: "git rally demo --agents 3"}
 	}
 	switch c.Receiver {
 	case "unmanaged", "managed":
 	default:
-		return &usageError{msg: fmt.Sprintf("--receiver %q: managed or unmanaged", c.Receiver), hint: "git rally demo --handoff --receiver unmanaged"}
+		return &usageError{Msg: fmt.Sprintf("--receiver %q: managed or unmanaged", c.Receiver), Hint: "git rally demo --handoff --receiver unmanaged"}
 	}
 	switch c.Layout {
 	case "worktrees", "shared":
 	default:
-		return &usageError{msg: fmt.Sprintf("--layout %q: worktrees or shared", c.Layout), hint: "git rally demo --layout worktrees"}
+		return &usageError{Msg: fmt.Sprintf("--layout %q: worktrees or shared", c.Layout), Hint: "git rally demo --layout worktrees"}
 	}
 	return nil
 }

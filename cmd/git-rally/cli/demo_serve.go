@@ -18,7 +18,7 @@ import (
 // gets the URL once it listens.
 func serveDemo(ctx context.Context, f *factory, addr string, ready func(url string, srv WebServer)) error {
 	if err := webapi.CheckAddr(addr); err != nil {
-		return &usageError{msg: err.Error(), hint: "git rally demo --serve --addr 127.0.0.1:8377"}
+		return &usageError{Msg: err.Error(), Hint: "git rally demo --serve --addr 127.0.0.1:8377"}
 	}
 	if servers.Web == nil {
 		return errNoServer
@@ -33,8 +33,8 @@ func serveDemo(ctx context.Context, f *factory, addr string, ready func(url stri
 		return err
 	}
 	u := srv.URL(ln)
-	fmt.Fprintln(f.out, u)
-	fmt.Fprintln(f.err, "git-rally: the scenario runner plays each choice in a throw-away repository; Ctrl-C stops")
+	fmt.Fprintln(f.Out, u)
+	fmt.Fprintln(f.Err, "git-rally: the scenario runner plays each choice in a throw-away repository; Ctrl-C stops")
 	if ready != nil {
 		ready(u, srv)
 	}
@@ -81,7 +81,7 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 	if err := c.check(); err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
-			return nil, &webapi.UsageError{Msg: ue.msg}
+			return nil, &webapi.UsageError{Msg: ue.Msg}
 		}
 		return nil, err
 	}

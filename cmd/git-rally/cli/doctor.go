@@ -61,7 +61,7 @@ func newCmdDoctor(f *factory) *cobra.Command {
 
 func runDoctor(f *factory, opts *doctorOptions) error {
 	if opts.apply && !opts.reap {
-		return &usageError{msg: "--apply goes with --reap-stale", hint: "git rally doctor --reap-stale --apply"}
+		return &usageError{Msg: "--apply goes with --reap-stale", Hint: "git rally doctor --reap-stale --apply"}
 	}
 	l, err := f.Ledger()
 	if err != nil {
@@ -80,7 +80,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		if err != nil {
 			return err
 		}
-		now := f.mustNow()
+		now := f.MustNow()
 		items := st.ReapCandidates(now)
 		written := map[string]string{}
 		if opts.apply && len(items) > 0 {
@@ -115,23 +115,23 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 	} else {
 		for _, p := range out.Problems {
-			fmt.Fprintf(f.out, "problem %s: %s\n", p.Code, p.Message)
+			fmt.Fprintf(f.Out, "problem %s: %s\n", p.Code, p.Message)
 		}
 		for _, p := range out.Removed {
-			fmt.Fprintf(f.out, "removed %s (a temporary object file a killed writer left)\n", p)
+			fmt.Fprintf(f.Out, "removed %s (a temporary object file a killed writer left)\n", p)
 		}
 		verb := "would reap"
 		if out.Applied {
 			verb = "reaped"
 		}
 		for _, r := range out.Reaped {
-			fmt.Fprintf(f.out, "%s %s %s of %s (%s since %s)\n", verb, r.Kind, r.ID, r.Owner, r.Reason, r.Since)
+			fmt.Fprintf(f.Out, "%s %s %s of %s (%s since %s)\n", verb, r.Kind, r.ID, r.Owner, r.Reason, r.Since)
 		}
 		if s := out.Signatures; s != nil {
-			fmt.Fprintf(f.out, "signatures: %d verified, %d unsigned, %d bad\n", s[facts.Verified], s[facts.Unsigned], s[facts.BadSig])
+			fmt.Fprintf(f.Out, "signatures: %d verified, %d unsigned, %d bad\n", s[facts.Verified], s[facts.Unsigned], s[facts.BadSig])
 		}
 		if out.OK {
-			fmt.Fprintln(f.out, "ledger ok")
+			fmt.Fprintln(f.Out, "ledger ok")
 		}
 	}
 	if !out.OK {

@@ -52,8 +52,8 @@ func errorCode(err error) string {
 		}
 		return "refused"
 	case errors.As(err, &ue):
-		if ue.code != "" {
-			return ue.code
+		if ue.Code != "" {
+			return ue.Code
 		}
 		return "usage"
 	case errors.As(err, &nf):
@@ -141,8 +141,8 @@ func checkQuery(c *cobra.Command, args []string) error {
 // for an empty result.
 func validQuery(q string) error {
 	bad := func(why string) error {
-		return &usageError{code: "bad-query", msg: "bad --query " + quote(q) + ": " + why,
-			hint: "a gjson path: --query claims.0.id, --query 'claims.#(tool==\"a\").id', --query 'handoffs.#'"}
+		return &usageError{Code: "bad-query", Msg: "bad --query " + quote(q) + ": " + why,
+			Hint: "a gjson path: --query claims.0.id, --query 'claims.#(tool==\"a\").id', --query 'handoffs.#'"}
 	}
 	var stack []byte
 	inStr := false

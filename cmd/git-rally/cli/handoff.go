@@ -42,10 +42,10 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		return err
 	}
 	if opts.target == "" {
-		return &usageError{msg: "handoff needs --target <tool>", hint: "git rally room   # see who is here"}
+		return &usageError{Msg: "handoff needs --target <tool>", Hint: "git rally room   # see who is here"}
 	}
 	if strings.TrimSpace(opts.subject) == "" {
-		return &usageError{msg: "handoff needs --subject <text>"}
+		return &usageError{Msg: "handoff needs --subject <text>"}
 	}
 	if opts.target == o.Tool {
 		return usagef("handoff to yourself (%s)", o.Tool)
@@ -67,7 +67,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		if err != nil {
 			return err
 		}
-		fact.AckBy = facts.FormatTime(f.mustNow().Add(d))
+		fact.AckBy = facts.FormatTime(f.MustNow().Add(d))
 	}
 	if !opts.noDeliver {
 		return handoffAndDeliver(f, &opts.j, fact, o)
@@ -84,7 +84,7 @@ func resolveRevision(f *factory, rev string) (string, error) {
 	id, err := r.Commit(rev)
 	var ue *facts.UsageError
 	if errors.As(err, &ue) {
-		return "", &usageError{msg: fmt.Sprintf("--revision %q is not a commit in this repository", rev), hint: "git log --oneline -5"}
+		return "", &usageError{Msg: fmt.Sprintf("--revision %q is not a commit in this repository", rev), Hint: "git log --oneline -5"}
 	}
 	return id, err
 }

@@ -16,13 +16,13 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 		return err
 	}
 	fs, err := l.Append(facts.Simple(h))
-	f.state = nil
+	f.Forget()
 	if err != nil {
 		return err
 	}
 	d, derr := deliverHandoff(f, fs[0], sender)
 	if derr != nil {
-		fmt.Fprintf(f.err, "git-rally: warning: handoff %s is recorded but was not delivered: %v\n", fs[0].ID, derr)
+		fmt.Fprintf(f.Err, "git-rally: warning: handoff %s is recorded but was not delivered: %v\n", fs[0].ID, derr)
 	}
 	if j.on() {
 		out := map[string]any{"facts": rawFacts(fs)}
@@ -38,7 +38,7 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 		return err
 	}
 	if d != nil {
-		fmt.Fprintf(f.out, "delivered to session %s (%s): %s, not yet acknowledged\n", ident(d.Session), ident(h.Target), session.DeliveryStatus)
+		fmt.Fprintf(f.Out, "delivered to session %s (%s): %s, not yet acknowledged\n", ident(d.Session), ident(h.Target), session.DeliveryStatus)
 	}
 	return nil
 }

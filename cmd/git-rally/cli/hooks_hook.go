@@ -1,19 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"io"
-	"os"
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/hooks"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
-
-// maxHookInput bounds what a hook reads from its host (a Write carries the
-// whole file).
-const maxHookInput = 32 << 20
 
 func newCmdHook(f *factory) *cobra.Command {
 	return &cobra.Command{
@@ -38,43 +29,7 @@ RALLY_HOOKS=off silences every hook.`,
 					return c.Help()
 				}
 			}
-			return runHook(f, args)
+			return cmdutil.RunHook(f.Factory, args)
 		},
 	}
-}
-
-func runHook(f *factory, args []string) error {
-	if len(args) < 2 || (len(args) > 2 && args[0] != hooks.Git) {
-		fmt.Fprintln(f.err, "git-rally: warning: usage: git rally hook <host> <event>; nothing checked")
-		return nil
-	}
-	now, err := f.Now()
-	if err != nil {
-		now = time.Now().UTC()
-	}
-	var input []byte
-	if args[0] != hooks.Git || args[1] == "pre-push" {
-		input = readHookInput(f.in)
-	}
-	wd, _ := os.Getwd()
-	ans := hooks.Handle(hooks.Invocation{Host: args[0], Event: args[1], Input: input, Dir: wd,
-		Getenv: os.Getenv, Now: now, Identity: f.Identity, Args: args[2:]})
-	f.out.Write(ans.Stdout)
-	f.err.Write(ans.Stderr)
-	if ans.Code != 0 {
-		return &exitError{code: ans.Code}
-	}
-	return nil
-}
-
-// readHookInput reads the host's JSON; a terminal (someone trying the
-// command by hand) gives none rather than a hang.
-func readHookInput(in io.Reader) []byte {
-	if file, ok := in.(*os.File); ok {
-		if fi, err := file.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
-			return nil
-		}
-	}
-	b, _ := io.ReadAll(io.LimitReader(in, maxHookInput))
-	return b
 }

@@ -180,7 +180,7 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 			}
 			out = append(out, j)
 			if !opts.j.on() {
-				fmt.Fprintln(f.out, hookLine(res, verb(res)))
+				fmt.Fprintln(f.Out, hookLine(res, verb(res)))
 			}
 		}
 	}

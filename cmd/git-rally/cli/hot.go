@@ -1,6 +1,13 @@
 package cli
 
-import "os"
+import (
+	"os"
+
+	// The hook command answers from early's init, before cobra's.
+	_ "github.com/git-rally/git-rally/cmd/git-rally/cli/early"
+	// SSH signatures (refs.SSH) for every command the tree runs.
+	_ "github.com/git-rally/git-rally/sshsig"
+)
 
 // A hot command runs from cli's init and exits there, before main: Go
 // initialises a package after the packages it imports and otherwise in

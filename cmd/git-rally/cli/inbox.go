@@ -54,7 +54,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			now := f.mustNow()
+			now := f.MustNow()
 			out := inboxJSON{Tool: tools[0], Items: []inboxItemJSON{}, Acknowledged: []inboxItemJSON{}}
 			if len(tools) > 1 {
 				out.Tools = tools
@@ -77,10 +77,10 @@ func newCmdInbox(f *factory) *cobra.Command {
 			if j.on() {
 				return f.printJSON(&j, out)
 			}
-			fmt.Fprintf(f.out, "inbox of %s: %d waiting\n", strings.Join(tools, ", "), out.Count)
+			fmt.Fprintf(f.Out, "inbox of %s: %d waiting\n", strings.Join(tools, ", "), out.Count)
 			printInboxItems(f, out.Items)
 			if len(out.Acknowledged) > 0 {
-				fmt.Fprintf(f.out, "acknowledged, not resolved yet: %d\n", len(out.Acknowledged))
+				fmt.Fprintf(f.Out, "acknowledged, not resolved yet: %d\n", len(out.Acknowledged))
 				printInboxItems(f, out.Acknowledged)
 			}
 			return nil
@@ -106,7 +106,7 @@ func printInboxItems(f *factory, items []inboxItemJSON) {
 		if it.Target == facts.AllTarget {
 			to = " to all"
 		}
-		fmt.Fprintf(f.out, "  %s from %s%s [%s] %s (%s ago)\n", it.ID, it.From, to, flags, it.Subject, facts.Ago(secs(it.AgeS)))
+		fmt.Fprintf(f.Out, "  %s from %s%s [%s] %s (%s ago)\n", it.ID, it.From, to, flags, it.Subject, facts.Ago(secs(it.AgeS)))
 	}
 }
 
@@ -145,7 +145,7 @@ func newCmdNext(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			now := f.mustNow()
+			now := f.MustNow()
 			plan := st.Next(o, now)
 			addPlanSuggestions(st, o, now, &plan)
 			risks := map[string]string{}
@@ -174,14 +174,14 @@ func newCmdNext(f *factory) *cobra.Command {
 				return f.printJSON(&j, out)
 			}
 			for i, s := range out.Suggestions {
-				fmt.Fprintf(f.out, "%d. %s: %s\n   %s\n", i+1, s.Action, localizeTimes(s.Reason, time.Local), s.Command)
+				fmt.Fprintf(f.Out, "%d. %s: %s\n   %s\n", i+1, s.Action, localizeTimes(s.Reason, time.Local), s.Command)
 			}
 			for _, od := range out.Overdue {
 				r := od.Risk
 				if r == "" {
 					r = "(not recorded: --dry-run)"
 				}
-				fmt.Fprintf(f.out, "overdue: %s to %s, risk %s\n", od.ID, od.Target, r)
+				fmt.Fprintf(f.Out, "overdue: %s to %s, risk %s\n", od.ID, od.Target, r)
 			}
 			return nil
 		},

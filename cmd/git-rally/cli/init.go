@@ -54,7 +54,7 @@ merges and pushes. --push-refspec=false leaves git push alone.`,
 
 func runInit(f *factory, opts *initOptions) error {
 	if c := opts.pushRefspecSet; c && opts.remote == "" {
-		return &usageError{msg: "--push-refspec goes with --remote <name>", hint: "git rally init --remote origin --push-refspec"}
+		return &usageError{Msg: "--push-refspec goes with --remote <name>", Hint: "git rally init --remote origin --push-refspec"}
 	}
 	r, err := f.Repo()
 	if err != nil {
@@ -74,9 +74,9 @@ func runInit(f *factory, opts *initOptions) error {
 		return err
 	}
 	if created {
-		fmt.Fprintln(f.out, "created refs/rally/ledger")
+		fmt.Fprintln(f.Out, "created refs/rally/ledger")
 	} else {
-		fmt.Fprintln(f.out, "refs/rally/ledger exists")
+		fmt.Fprintln(f.Out, "refs/rally/ledger exists")
 	}
 	if err := excludeRally(r.CommonDir); err != nil {
 		return err
@@ -85,18 +85,18 @@ func runInit(f *factory, opts *initOptions) error {
 		if err := addRemoteRefspecs(r.Dir(), opts.remote, opts.pushRefspec); err != nil {
 			return err
 		}
-		fmt.Fprintf(f.out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)
+		fmt.Fprintf(f.Out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)
 		// A fresh clone sees the room at once: fetch the ledger now.
 		// An unreachable remote is not an error here; sync will say.
 		if err := refs.Fetch(r.Dir(), opts.remote, facts.FetchRefspec(opts.remote), nil); err != nil {
-			fmt.Fprintf(f.err, "git-rally: warning: could not fetch the ledger of %s now: %s\n", facts.Sanitize(opts.remote, 100), facts.Sanitize(firstLine(err.Error()), 300))
+			fmt.Fprintf(f.Err, "git-rally: warning: could not fetch the ledger of %s now: %s\n", facts.Sanitize(opts.remote, 100), facts.Sanitize(firstLine(err.Error()), 300))
 		} else if st, err := l.Read(); err == nil {
-			fmt.Fprintf(f.out, "fetched the ledger of %s: %d facts in the room\n", facts.Sanitize(opts.remote, 100), st.Facts)
+			fmt.Fprintf(f.Out, "fetched the ledger of %s: %d facts in the room\n", facts.Sanitize(opts.remote, 100), st.Facts)
 		}
 		if opts.pushRefspec {
-			fmt.Fprintf(f.out, "git push %s now pushes the current branch and refs/rally/ledger (never forced)\n", opts.remote)
+			fmt.Fprintf(f.Out, "git push %s now pushes the current branch and refs/rally/ledger (never forced)\n", opts.remote)
 		} else {
-			fmt.Fprintf(f.out, "git rally sync %s shares the ledger (or: git push %s refs/rally/ledger)\n", opts.remote, opts.remote)
+			fmt.Fprintf(f.Out, "git rally sync %s shares the ledger (or: git push %s refs/rally/ledger)\n", opts.remote, opts.remote)
 		}
 	}
 	return nil
@@ -106,7 +106,7 @@ func runInit(f *factory, opts *initOptions) error {
 // sign, so a missing key changes nothing.
 func enableSigning(commonDir, dir string) error {
 	cfg := refs.ReadConfig(commonDir, "")
-	s := &refs.SSHSigner{Key: cfg.Get("user.signingKey"), AgentSock: os.Getenv("SSH_AUTH_SOCK")}
+	s := facts.NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
 	if err := s.Ready(); err != nil {
 		return err
 	}
@@ -158,7 +158,7 @@ func addRemoteRefspecs(dir, remote string, pushRefspec bool) error {
 		found = found || r == remote
 	}
 	if !found {
-		return &usageError{msg: fmt.Sprintf("no remote named %q", remote), hint: "git remote add " + remote + " <url>"}
+		return &usageError{Msg: fmt.Sprintf("no remote named %q", remote), Hint: "git remote add " + remote + " <url>"}
 	}
 	// An exact refspec written by an earlier version breaks plain fetch of
 	// a remote without a ledger; the pattern replaces it.

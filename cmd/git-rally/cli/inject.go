@@ -53,7 +53,7 @@ type injectJSON struct {
 
 func runInject(f *factory, opts *injectOptions, name string) error {
 	if opts.handoff == "" && opts.text == "" {
-		return &usageError{msg: "inject needs --handoff <id> or --text <text>", hint: "git rally inject " + name + " --handoff <id>"}
+		return &usageError{Msg: "inject needs --handoff <id> or --text <text>", Hint: "git rally inject " + name + " --handoff <id>"}
 	}
 	o, err := f.Identity()
 	if err != nil {
@@ -93,7 +93,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 		if opts.j.on() {
 			return f.printJSON(&opts.j, out)
 		}
-		fmt.Fprintf(f.out, "would paste into %s (%s):\n%s\n", ident(s.Name), ident(s.Target), out.Message)
+		fmt.Fprintf(f.Out, "would paste into %s (%s):\n%s\n", ident(s.Name), ident(s.Target), out.Message)
 		return nil
 	}
 	res, err := deliver(f, b, d)
@@ -108,8 +108,8 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 	if d.Handoff != nil {
 		what = "handoff " + d.Handoff.ID
 	}
-	fmt.Fprintf(f.out, "pasted %s into %s (%s): %s, not yet acknowledged\n", what, ident(s.Name), ident(s.Tool), session.DeliveryStatus)
-	fmt.Fprintf(f.out, "  look     git rally capture %s\n", s.Name)
+	fmt.Fprintf(f.Out, "pasted %s into %s (%s): %s, not yet acknowledged\n", what, ident(s.Name), ident(s.Tool), session.DeliveryStatus)
+	fmt.Fprintf(f.Out, "  look     git rally capture %s\n", s.Name)
 	return nil
 }
 
@@ -128,7 +128,7 @@ func deliver(f *factory, b session.Backend, d *session.Delivery) (*deliveryJSON,
 		return nil, err
 	}
 	fs, err := session.Deliver(l, b, d)
-	f.state = nil
+	f.Forget()
 	if err != nil {
 		return nil, err
 	}

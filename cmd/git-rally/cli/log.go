@@ -37,7 +37,7 @@ func runLog(f *factory, opts *logOptions) error {
 		return usagef("-n must be positive")
 	}
 	// log's --tool filters by author.
-	opts.tool = f.toolFlag
+	opts.tool = f.ToolFlag
 	l, err := f.Ledger()
 	if err != nil {
 		return err
@@ -47,8 +47,8 @@ func runLog(f *factory, opts *logOptions) error {
 		return err
 	}
 	if opts.kind != "" && !knownKind(opts.kind, st) {
-		return &usageError{code: "unknown-kind", msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
-			hint: "git rally log --kind claim"}
+		return &usageError{Code: "unknown-kind", Msg: fmt.Sprintf("unknown kind %q; kinds: %s", opts.kind, strings.Join(facts.Kinds, ", ")),
+			Hint: "git rally log --kind claim"}
 	}
 	// With -n, the mirror's index is read from its end.
 	sel, err := l.TailOf(opts.n, opts.kind, opts.tool)
@@ -62,7 +62,7 @@ func runLog(f *factory, opts *logOptions) error {
 	if opts.j.on() {
 		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
-	now := f.mustNow()
+	now := f.MustNow()
 	defer f.startPager()()
 	pt := f.paint()
 	var retracted map[string]string
@@ -74,7 +74,7 @@ func runLog(f *factory, opts *logOptions) error {
 		if r, ok := retracted[fa.ID]; ok {
 			mark = " " + pt(cYellow, "[retracted by "+r+"]")
 		}
-		fmt.Fprintf(f.out, "%s %4d %s %-9s %s%s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(logLine(fa), 400),
+		fmt.Fprintf(f.Out, "%s %4d %s %-9s %s%s%s\n", fa.ID, fa.Clock, shortAgo(now, fa.At), fa.Kind, facts.Sanitize(logLine(fa), 400),
 			mark, verdictTag(verdictOf(v, fa.ID, fa.Tool)))
 	}
 	return nil
@@ -120,7 +120,7 @@ func newCmdShow(f *factory) *cobra.Command {
 			}
 			var buf bytes.Buffer
 			json.Indent(&buf, raw, "", "  ")
-			fmt.Fprintln(f.out, buf.String())
+			fmt.Fprintln(f.Out, buf.String())
 			return nil
 		},
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
@@ -28,16 +29,12 @@ const (
 )
 
 // usageError is bad command-line input.
-type usageError struct{ msg, hint, code string }
+type usageError = cmdutil.UsageError
 
-func (e *usageError) Error() string { return e.msg }
-
-func usagef(format string, a ...any) error { return &usageError{msg: fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return &usageError{Msg: fmt.Sprintf(format, a...)} }
 
 // exitError carries an exit code with no message (check --strict).
-type exitError struct{ code int }
-
-func (e *exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+type exitError = cmdutil.ExitError
 
 // Main runs the command line and returns the exit code.
 func Main() int {
@@ -53,14 +50,14 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	err := root.Execute()
-	f.close()
+	f.Close()
 	defer func() {
 		if err != nil {
 			code, msg, hint := classify(err)
 			f.printErrorJSON(args, err, code, msg, hint)
 		}
 	}()
-	for _, w := range f.warnings() {
+	for _, w := range f.Warnings() {
 		fmt.Fprintf(stderr, "git-rally: warning: %s\n", w)
 	}
 	if err == nil {
@@ -93,9 +90,9 @@ func classify(err error) (int, string, string) {
 	)
 	switch {
 	case errors.As(err, &ee):
-		return ee.code, "", ""
+		return ee.Code, "", ""
 	case errors.As(err, &ue):
-		return ExitUsage, ue.msg, ue.hint
+		return ExitUsage, ue.Msg, ue.Hint
 	case errors.As(err, &ke):
 		return ExitUsage, ke.Msg, ke.Hint
 	case errors.As(err, &fu):
@@ -149,9 +146,6 @@ var hotCommands = map[string]func(*factory) *cobra.Command{
 	"version": newCmdVersion,
 }
 
-// hotGCPercent is GOGC for the hot commands.
-const hotGCPercent = 400
-
 // fullTree forces the whole tree (tests compare the two).
 var fullTree = false
 
@@ -161,7 +155,7 @@ func newTree(f *factory, args []string) *cobra.Command {
 		// A hot command lives for milliseconds: collecting while it
 		// encodes a large room costs more than the memory a collection
 		// would free (a rebuild lowers it again).
-		debug.SetGCPercent(hotGCPercent)
+		debug.SetGCPercent(cmdutil.HotGCPercent)
 		root := newRoot(f)
 		root.AddCommand(hotCommands[args[0]](f))
 		guardGroups(root)
@@ -205,7 +199,7 @@ session bound to the current rally worktree. $RALLY_NOW (RFC 3339) sets the
 current time.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return &usageError{msg: err.Error(), hint: helpHint(c)}
+		return &usageError{Msg: err.Error(), Hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
 	root.PersistentFlags().Var(&f.color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")

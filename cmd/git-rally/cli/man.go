@@ -81,7 +81,7 @@ func runMan(f *factory, opts *manOptions) error {
 		if err != nil {
 			return err
 		}
-		_, err = f.out.Write(b)
+		_, err = f.Out.Write(b)
 		return err
 	}
 	dir := opts.dir
@@ -111,7 +111,7 @@ func runMan(f *factory, opts *manOptions) error {
 			return fmt.Errorf("writing man pages into %s: %w", dir, err)
 		}
 	}
-	fmt.Fprintf(f.out, "wrote %d man pages into %s\n", len(names), dir)
-	fmt.Fprintf(f.err, "git-rally: hint: git rally --help (or man git-rally); if man does not find it, add %s to MANPATH\n", filepath.Dir(dir))
+	fmt.Fprintf(f.Out, "wrote %d man pages into %s\n", len(names), dir)
+	fmt.Fprintf(f.Err, "git-rally: hint: git rally --help (or man git-rally); if man does not find it, add %s to MANPATH\n", filepath.Dir(dir))
 	return nil
 }

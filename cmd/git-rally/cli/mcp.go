@@ -49,9 +49,9 @@ func runMCP(ctx context.Context, f *factory) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := &mcpRunner{f: newFactory(strings.NewReader(""), io.Discard, io.Discard), flagTool: f.toolFlag}
-	defer r.f.close()
-	out := f.out
+	r := &mcpRunner{f: newFactory(strings.NewReader(""), io.Discard, io.Discard), flagTool: f.ToolFlag}
+	defer r.f.Close()
+	out := f.Out
 	if out == os.Stdout {
 		// Only the protocol may reach stdout.
 		os.Stdout = os.Stderr
@@ -60,7 +60,7 @@ func runMCP(ctx context.Context, f *factory) error {
 	if servers.MCP == nil {
 		return errNoServer
 	}
-	return servers.MCP(ctx, r, call.Options{Version: buildVersion()}, f.in, out)
+	return servers.MCP(ctx, r, call.Options{Version: buildVersion()}, f.In, out)
 }
 
 func buildVersion() string {
@@ -155,11 +155,8 @@ func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.O
 	}
 	f := r.f
 	var out, errb bytes.Buffer
-	f.out, f.err = &out, &errb
-	f.now, f.state, f.toolFlag, f.toolList = nil, nil, "", nil
-	if f.ledger != nil {
-		f.ledger.Warnings = nil
-	}
+	f.Out, f.Err = &out, &errb
+	f.ResetCall()
 	args := append(append([]string{}, c.Cmd...), c.Flags...)
 	args = append(append(args, "--tool="+me, "--json", "--"), c.Args...)
 	root := newRootCmd(f)
@@ -168,7 +165,7 @@ func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.O
 	root.SetOut(&out)
 	root.SetErr(&errb)
 	err = root.ExecuteContext(ctx)
-	for _, w := range f.warnings() {
+	for _, w := range f.Warnings() {
 		errb.WriteString("git-rally: warning: " + w + "\n")
 	}
 	if err == nil {

@@ -16,7 +16,7 @@ import (
 // through the shell: it is the user's own command line. The returned
 // function waits for the pager to finish.
 func (f *factory) startPager() func() {
-	if f.noPager || !outTerminal(f.out) {
+	if f.noPager || !outTerminal(f.Out) {
 		return func() {}
 	}
 	pager := os.Getenv("GIT_PAGER")
@@ -37,7 +37,7 @@ func (f *factory) startPager() func() {
 		return func() {}
 	}
 	cmd := exec.Command("sh", "-c", pager)
-	cmd.Stdout, cmd.Stderr = f.out, f.err
+	cmd.Stdout, cmd.Stderr = f.Out, f.Err
 	cmd.Env = os.Environ()
 	if os.Getenv("LESS") == "" {
 		cmd.Env = append(cmd.Env, "LESS=FRX")
@@ -54,11 +54,11 @@ func (f *factory) startPager() func() {
 	}
 	// Colour decided for the terminal stays on through the pager.
 	f.colorOn()
-	out := f.out
-	f.out = in
+	out := f.Out
+	f.Out = in
 	return func() {
 		in.Close()
 		cmd.Wait()
-		f.out = out
+		f.Out = out
 	}
 }

@@ -48,12 +48,12 @@ func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 	var data []byte
 	var err error
 	if name == "-" {
-		data, err = io.ReadAll(f.in)
+		data, err = io.ReadAll(f.In)
 	} else {
 		data, err = os.ReadFile(name)
 	}
 	if err != nil {
-		return nil, &usageError{msg: fmt.Sprintf("cannot read the plan file: %v", err), hint: "git rally plan lint <file.json>"}
+		return nil, &usageError{Msg: fmt.Sprintf("cannot read the plan file: %v", err), Hint: "git rally plan lint <file.json>"}
 	}
 	if plan.IsYAML(name, data) {
 		if servers.PlanYAML == nil {
@@ -81,7 +81,7 @@ func lintPlanFile(f *factory, name string) (*plan.Plan, []plan.Problem, error) {
 
 // alreadyInEffect is the note of a write that is already in effect.
 func (f *factory) alreadyInEffect(j *jsonFlags, note string) error {
-	fmt.Fprintf(f.err, "git-rally: note: %s; nothing written\n", note)
+	fmt.Fprintf(f.Err, "git-rally: note: %s; nothing written\n", note)
 	if j.on() {
 		return f.printJSON(j, map[string]any{"facts": []any{}})
 	}

@@ -47,10 +47,10 @@ taken from the repository's top level. "-" reads the plan from stdin.`,
 				}
 			} else {
 				for _, p := range out.Problems {
-					fmt.Fprintf(f.out, "%s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
+					fmt.Fprintf(f.Out, "%s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
 				}
 				if out.OK {
-					fmt.Fprintf(f.out, "plan %s: %d tasks, no problems\n", out.Plan, out.Tasks)
+					fmt.Fprintf(f.Out, "plan %s: %d tasks, no problems\n", out.Plan, out.Tasks)
 				}
 			}
 			return lintFailure(f, canon, probs, args[0])
@@ -81,7 +81,7 @@ func lintFailure(f *factory, p *plan.Plan, probs []plan.Problem, file string) er
 	if len(probs) == 1 {
 		s = ""
 	}
-	fmt.Fprintf(f.err, "git-rally: error: plan %s has %d problem%s\n", p.ID, len(probs), s)
-	fmt.Fprintf(f.err, "git-rally: hint: fix the plan file and run git rally plan lint %s\n", file)
-	return &exitError{code: ExitError}
+	fmt.Fprintf(f.Err, "git-rally: error: plan %s has %d problem%s\n", p.ID, len(probs), s)
+	fmt.Fprintf(f.Err, "git-rally: hint: fix the plan file and run git rally plan lint %s\n", file)
+	return &exitError{Code: ExitError}
 }

@@ -30,8 +30,8 @@ claim. Reporting it again writes nothing.`,
 				return err
 			}
 			if len(opts.evidence) == 0 {
-				return &usageError{msg: "plan report needs --evidence: what shows the task is done (a check that passed, a test run)",
-					hint: "git rally plan report " + args[0] + " --evidence \"<check> passed\""}
+				return &usageError{Msg: "plan report needs --evidence: what shows the task is done (a check that passed, a test run)",
+					Hint: "git rally plan report " + args[0] + " --evidence \"<check> passed\""}
 			}
 			rev := ""
 			if opts.revision != "" {

@@ -83,7 +83,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 	var argv []string
 	if commandSet {
 		if err := json.Unmarshal([]byte(opts.commandJSON), &argv); err != nil || argv == nil {
-			return &usageError{msg: "--command-json wants a JSON array of strings", hint: `--command-json '["./agent.sh","{task}"]'`}
+			return &usageError{Msg: "--command-json wants a JSON array of strings", Hint: `--command-json '["./agent.sh","{task}"]'`}
 		}
 		if err := session.CheckCommand(argv); err != nil {
 			return err
@@ -123,7 +123,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 	}
 	for _, t := range ready {
 		if opts.agent == "" && t.Agent == "" {
-			return &usageError{msg: fmt.Sprintf("task %s names no agent", t.ID), hint: "git rally plan run " + rec.ID() + " --agent claude"}
+			return &usageError{Msg: fmt.Sprintf("task %s names no agent", t.ID), Hint: "git rally plan run " + rec.ID() + " --agent claude"}
 		}
 	}
 	r, err := f.Repo()
@@ -157,7 +157,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 			return err
 		}
 		res, err := session.Launch(l, r, b, p)
-		f.state = nil
+		f.Forget()
 		if err != nil {
 			var re *facts.RefusedError
 			var ce *facts.ConflictError
@@ -181,14 +181,14 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 		printPlanRun(f, out)
 	}
 	for _, w := range out.Warnings {
-		fmt.Fprintf(f.err, "git-rally: warning: %s\n", facts.Sanitize(w, 600))
+		fmt.Fprintf(f.Err, "git-rally: warning: %s\n", facts.Sanitize(w, 600))
 	}
 	if len(out.Refused) > 0 {
 		for _, rf := range out.Refused {
-			fmt.Fprintf(f.err, "git-rally: error: task %s not started: %s\n", rf.Task, facts.Sanitize(rf.Message, 400))
+			fmt.Fprintf(f.Err, "git-rally: error: task %s not started: %s\n", rf.Task, facts.Sanitize(rf.Message, 400))
 		}
-		fmt.Fprintf(f.err, "git-rally: hint: git rally plan status %s\n", rec.ID())
-		return &exitError{code: ExitRefused}
+		fmt.Fprintf(f.Err, "git-rally: hint: git rally plan status %s\n", rec.ID())
+		return &exitError{Code: ExitRefused}
 	}
 	return nil
 }
@@ -259,19 +259,19 @@ func printPlanRun(f *factory, out planRunJSON) {
 		verb = "would start"
 	}
 	for _, l := range out.Launches {
-		fmt.Fprintf(f.out, "%s %s as %s for task %s/%s in %s (%s session %s)\n", verb, l.Agent, l.Tool, out.Plan, l.Task, l.Worktree, l.Backend, l.Target)
+		fmt.Fprintf(f.Out, "%s %s as %s for task %s/%s in %s (%s session %s)\n", verb, l.Agent, l.Tool, out.Plan, l.Task, l.Worktree, l.Backend, l.Target)
 		if out.DryRun {
-			fmt.Fprintf(f.out, "  command  %s\n", argvText(l.Command))
+			fmt.Fprintf(f.Out, "  command  %s\n", argvText(l.Command))
 		}
 	}
 	if len(out.Launches) == 0 && len(out.Refused) == 0 {
-		fmt.Fprintf(f.out, "no task of plan %s is ready", out.Plan)
+		fmt.Fprintf(f.Out, "no task of plan %s is ready", out.Plan)
 		if len(out.Waiting) > 0 {
-			fmt.Fprintf(f.out, "; waiting: %s", strings.Join(out.Waiting, ", "))
+			fmt.Fprintf(f.Out, "; waiting: %s", strings.Join(out.Waiting, ", "))
 		}
-		fmt.Fprintln(f.out)
+		fmt.Fprintln(f.Out)
 	}
 	if !out.DryRun && len(out.Launches) > 0 {
-		fmt.Fprintf(f.out, "watch: git rally plan status %s; look: git rally capture <session>\n", out.Plan)
+		fmt.Fprintf(f.Out, "watch: git rally plan status %s; look: git rally capture <session>\n", out.Plan)
 	}
 }

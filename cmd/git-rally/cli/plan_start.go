@@ -27,7 +27,7 @@ func newCmdPlanStart(f *factory) *cobra.Command {
 				return err
 			}
 			for _, p := range probs {
-				fmt.Fprintf(f.err, "git-rally: error: %s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
+				fmt.Fprintf(f.Err, "git-rally: error: %s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
 			}
 			if err := lintFailure(f, canon, probs, args[0]); err != nil {
 				return err

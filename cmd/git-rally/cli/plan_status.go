@@ -75,7 +75,7 @@ fact's id. A task is done only when its taker reported it with evidence
 			if j.on() {
 				return f.printJSON(&j, out)
 			}
-			printPlanStatus(f.out, out)
+			printPlanStatus(f.Out, out)
 			return nil
 		},
 	}

@@ -83,7 +83,7 @@ func newCmdWhoami(f *factory) *cobra.Command {
 				}
 				return f.printJSON(&j, out)
 			}
-			fmt.Fprintln(f.out, o.String())
+			fmt.Fprintln(f.Out, o.String())
 			return nil
 		},
 	}

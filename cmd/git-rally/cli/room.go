@@ -128,7 +128,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	if err != nil {
 		return err
 	}
-	now := f.mustNow()
+	now := f.MustNow()
 	room := st.Room(now)
 	if len(opts.paths) > 0 {
 		paths, err := repoPaths(f, opts.paths)
@@ -144,7 +144,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	if opts.j.on() {
 		// The claims go from the views straight into the output.
 		out := toRoomJSONWithout(room)
-		out.Sessions, out.Plans, out.Totals.Ignored = roomSessions(st), roomPlans(st), f.ledger.Ignored
+		out.Sessions, out.Plans, out.Totals.Ignored = roomSessions(st), roomPlans(st), f.Opened().Ignored
 		addRoomVerdicts(v, &out, room)
 		out.stream = &claimStream{views: room.Claims, verifier: v}
 		return f.printJSON(&opts.j, &out)
@@ -153,8 +153,8 @@ func runRoom(f *factory, opts *roomOptions) error {
 	out.Sessions = roomSessions(st)
 	out.Plans = roomPlans(st)
 	addRoomVerdicts(v, &out, room)
-	out.Totals.Ignored = f.ledger.Ignored
-	printRoom(f.out, out, now, f.paint())
+	out.Totals.Ignored = f.Opened().Ignored
+	printRoom(f.Out, out, now, f.paint())
 	return nil
 }
 

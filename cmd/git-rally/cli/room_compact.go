@@ -99,7 +99,7 @@ func runRoomCompact(f *factory, opts *roomOptions) error {
 		return err
 	}
 	size := func(c *facts.Compact) int { return facts.JSONSize(toCompactJSON(c, opts.budget, v)) + 64 }
-	c := st.CompactRoom(o, scopes, opts.budget, f.mustNow(), size)
+	c := st.CompactRoom(o, scopes, opts.budget, f.MustNow(), size)
 	out := toCompactJSON(c, opts.budget, v)
 	out.Budget.EmittedBytes = facts.JSONSize(out)
 	out.Budget.OverBudget = out.Budget.EmittedBytes > opts.budget
@@ -111,7 +111,7 @@ func runRoomCompact(f *factory, opts *roomOptions) error {
 }
 
 func printCompact(f *factory, c *compactJSON) {
-	w := f.out
+	w := f.Out
 	fmt.Fprintf(w, "rally room for %s (advisory; %s)\n", c.Tool, c.Untrusted)
 	for _, h := range c.Handoffs {
 		fmt.Fprintf(w, "handoff %s from %s [%s]%s: %s\n", h.ID, h.From, h.State, verdictTag(h.Verified), h.Subject)

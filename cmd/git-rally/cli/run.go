@@ -83,7 +83,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, PassEnv: passEnv()}
 	if opts.commandSet {
 		if err := json.Unmarshal([]byte(opts.commandJSON), &req.Command); err != nil || req.Command == nil {
-			return &usageError{msg: "--command-json wants a JSON array of strings", hint: `--command-json '["./agent.sh","--flag"]'`}
+			return &usageError{Msg: "--command-json wants a JSON array of strings", Hint: `--command-json '["./agent.sh","--flag"]'`}
 		}
 	}
 	if len(opts.scopes) > 0 {
@@ -110,9 +110,9 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		if opts.j.on() {
 			return f.printJSON(&opts.j, out)
 		}
-		fmt.Fprintf(f.out, "would run %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
+		fmt.Fprintf(f.Out, "would run %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 		printPlanPlace(f, p)
-		fmt.Fprintf(f.out, "  command  %s\n", argvText(p.Command))
+		fmt.Fprintf(f.Out, "  command  %s\n", argvText(p.Command))
 		return nil
 	}
 	if err := backendErr(b.Available()); err != nil {
@@ -128,7 +128,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		return err
 	}
 	res, err := session.Launch(l, r, b, p)
-	f.state = nil
+	f.Forget()
 	if err != nil {
 		return backendErr(err)
 	}
@@ -136,25 +136,25 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if opts.j.on() {
 		return f.printJSON(&opts.j, out)
 	}
-	fmt.Fprintf(f.out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
+	fmt.Fprintf(f.Out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 	printPlanPlace(f, p)
 	for _, fa := range res.Facts {
 		if fa.Kind == "risk" {
-			fmt.Fprintf(f.err, "git-rally: warning: %s: %s\n", fa.Subject, fa.Body)
+			fmt.Fprintf(f.Err, "git-rally: warning: %s: %s\n", fa.Subject, fa.Body)
 		}
 	}
-	fmt.Fprintf(f.out, "  look     git rally capture %s\n  attach   git rally attach %s\n  stop     git rally stop %s\n", p.Session, p.Session, p.Session)
+	fmt.Fprintf(f.Out, "  look     git rally capture %s\n  attach   git rally attach %s\n  stop     git rally stop %s\n", p.Session, p.Session, p.Session)
 	return nil
 }
 
 func printPlanPlace(f *factory, p *session.Plan) {
 	if p.Shared {
-		fmt.Fprintf(f.out, "  checkout %s (shared) on %s\n", p.Worktree, p.Branch)
+		fmt.Fprintf(f.Out, "  checkout %s (shared) on %s\n", p.Worktree, p.Branch)
 	} else {
-		fmt.Fprintf(f.out, "  worktree %s on %s from %s (%s)\n", p.Worktree, p.Branch, p.BaseRev, shortID(p.Base))
+		fmt.Fprintf(f.Out, "  worktree %s on %s from %s (%s)\n", p.Worktree, p.Branch, p.BaseRev, shortID(p.Base))
 	}
 	if len(p.Scopes) > 0 {
-		fmt.Fprintf(f.out, "  claims   %s\n", strings.Join(p.Scopes, " "))
+		fmt.Fprintf(f.Out, "  claims   %s\n", strings.Join(p.Scopes, " "))
 	}
 }
 

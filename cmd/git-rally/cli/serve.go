@@ -55,7 +55,7 @@ without it, or with a Host or Origin other than this loopback address, get
 // server listens.
 func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(url string, srv WebServer)) error {
 	if err := webapi.CheckAddr(opts.addr); err != nil {
-		return &usageError{msg: err.Error(), hint: "git rally serve --addr 127.0.0.1:8377"}
+		return &usageError{Msg: err.Error(), Hint: "git rally serve --addr 127.0.0.1:8377"}
 	}
 	l, err := f.Ledger()
 	if err != nil {
@@ -85,11 +85,11 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 		return err
 	}
 	url := srv.URL(ln)
-	fmt.Fprintln(f.out, url)
-	fmt.Fprintln(f.err, "git-rally: serving the room read-only on loopback; Ctrl-C stops")
+	fmt.Fprintln(f.Out, url)
+	fmt.Fprintln(f.Err, "git-rally: serving the room read-only on loopback; Ctrl-C stops")
 	if opts.open {
 		if err := openBrowser(url); err != nil {
-			fmt.Fprintf(f.err, "git-rally: warning: could not open a browser: %v\n", err)
+			fmt.Fprintf(f.Err, "git-rally: warning: could not open a browser: %v\n", err)
 		}
 	}
 	if ready != nil {

@@ -118,7 +118,7 @@ func TestServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
-		defer f.close()
+		defer f.Close()
 		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s WebServer) { srv = s.(*web.Server); urls <- u })
 	}()
 	var url string

@@ -19,7 +19,7 @@ func newBackend(name string) (session.Backend, error) {
 	case "", "auto", "tmux":
 		return &session.Tmux{}, nil
 	}
-	return nil, &usageError{msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", hint: "--backend tmux"}
+	return nil, &usageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
 }
 
 // backendReady is newBackend plus a check that its program is installed

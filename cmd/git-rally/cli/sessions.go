@@ -88,16 +88,16 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 		return f.printJSON(&opts.j, out)
 	}
 	if len(out.Sessions) == 0 {
-		fmt.Fprintln(f.out, "no managed sessions; start one: git rally run codex --task \"...\"")
+		fmt.Fprintln(f.Out, "no managed sessions; start one: git rally run codex --task \"...\"")
 		return nil
 	}
-	now := f.mustNow()
+	now := f.MustNow()
 	for _, s := range out.Sessions {
 		where := s.Worktree
 		if where == "" {
 			where = "(adopted " + s.Target + ")"
 		}
-		fmt.Fprintf(f.out, "%-20s %-24s %-7s %-8s %s, seen %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen))
+		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen))
 	}
 	return nil
 }

@@ -35,7 +35,7 @@ func newCmdSimple(f *factory, kind string) *cobra.Command {
 				return err
 			}
 			if strings.TrimSpace(opts.subject) == "" {
-				return &usageError{msg: kind + " needs --subject <text>"}
+				return &usageError{Msg: kind + " needs --subject <text>"}
 			}
 			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Subject: opts.subject, Body: opts.body,
 				Severity: opts.severity, Status: opts.status, Target: opts.target}
@@ -98,7 +98,7 @@ func newCmdRetract(f *factory) *cobra.Command {
 				return err
 			}
 			if strings.TrimSpace(opts.reason) == "" {
-				return &usageError{msg: "retract needs --reason <text>", hint: fmt.Sprintf("git rally retract %s --reason \"wrong path\"", args[0])}
+				return &usageError{Msg: "retract needs --reason <text>", Hint: fmt.Sprintf("git rally retract %s --reason \"wrong path\"", args[0])}
 			}
 			l, err := f.Ledger()
 			if err != nil {
@@ -131,8 +131,8 @@ func newCmdSay(f *factory) *cobra.Command {
 			kind := args[0]
 			cmd, ok := sayKinds[kind]
 			if !ok {
-				return &usageError{msg: fmt.Sprintf("say: unknown kind %q", kind),
-					hint: "kinds: presence, leave, claim, release, handoff, receipt, resolve, artifact, retract, note, blocker, risk, decision"}
+				return &usageError{Msg: fmt.Sprintf("say: unknown kind %q", kind),
+					Hint: "kinds: presence, leave, claim, release, handoff, receipt, resolve, artifact, retract, note, blocker, risk, decision"}
 			}
 			var pos, rest []string
 			a := args[1:]
@@ -167,8 +167,8 @@ func newCmdSay(f *factory) *cobra.Command {
 			}
 			root := newRootCmd(f)
 			root.SetArgs(append(append([]string{cmd}, pos...), rest...))
-			root.SetOut(f.out)
-			root.SetErr(f.err)
+			root.SetOut(f.Out)
+			root.SetErr(f.Err)
 			return root.Execute()
 		},
 	}

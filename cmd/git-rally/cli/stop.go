@@ -47,12 +47,12 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 		return err
 	}
 	res, err := session.Stop(l, b, s, opts.dryRun)
-	f.state = nil
+	f.Forget()
 	if err != nil {
 		return err
 	}
 	if res.Already {
-		fmt.Fprintf(f.err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
+		fmt.Fprintf(f.Err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
 	}
 	if opts.j.on() {
 		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
@@ -68,11 +68,11 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 	} else if res.WasLive {
 		what = "ended " + s.Backend + " session " + ident(s.Target)
 	}
-	fmt.Fprintf(f.out, "%s %s (%s): %s, %d claim(s) released\n", verb, ident(s.Name), ident(s.Tool), what, len(res.Released))
+	fmt.Fprintf(f.Out, "%s %s (%s): %s, %d claim(s) released\n", verb, ident(s.Name), ident(s.Tool), what, len(res.Released))
 	if s.Path != "" {
-		fmt.Fprintf(f.out, "the worktree stays: %s on %s\n", ident(s.Path), ident(s.Branch))
-		fmt.Fprintf(f.out, "  merge it   git merge %s   (from the main checkout; see git rally worktree plan)\n", ident(s.Branch))
-		fmt.Fprintf(f.out, "  remove it  git rally worktree remove %s\n", ident(s.Name))
+		fmt.Fprintf(f.Out, "the worktree stays: %s on %s\n", ident(s.Path), ident(s.Branch))
+		fmt.Fprintf(f.Out, "  merge it   git merge %s   (from the main checkout; see git rally worktree plan)\n", ident(s.Branch))
+		fmt.Fprintf(f.Out, "  remove it  git rally worktree remove %s\n", ident(s.Name))
 	}
 	return nil
 }

@@ -97,8 +97,8 @@ func runSync(f *factory, opts *syncOptions) error {
 	}
 	so := facts.SyncOptions{Remote: remote, Dir: dir, Push: !opts.noPush}
 	var prog *delayedWriter
-	if isTerminal(f.err) {
-		prog = &delayedWriter{w: f.err, now: time.Now, delay: time.Second}
+	if isTerminal(f.Err) {
+		prog = &delayedWriter{w: f.Err, now: time.Now, delay: time.Second}
 		prog.start = prog.now()
 		so.Progress = prog
 	}
@@ -143,7 +143,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		}
 		return f.printJSON(&opts.j, out)
 	}
-	w := f.out
+	w := f.Out
 	switch {
 	case !res.Fetched && res.Rewritten:
 		fmt.Fprintf(w, "%s has no ledger any more\n", remote)
@@ -189,12 +189,12 @@ func (f *factory) warnRewritten(res *facts.SyncResult, noPush bool) {
 		res.Remote, res.Missing)
 	switch {
 	case res.Pushed:
-		fmt.Fprintf(f.err, "git-rally: warning: %s; they are kept here and the union was pushed back\n", what)
+		fmt.Fprintf(f.Err, "git-rally: warning: %s; they are kept here and the union was pushed back\n", what)
 	case noPush:
-		fmt.Fprintf(f.err, "git-rally: warning: %s; they are kept here\n", what)
-		fmt.Fprintf(f.err, "git-rally: hint: git rally sync %s\n", res.Remote)
+		fmt.Fprintf(f.Err, "git-rally: warning: %s; they are kept here\n", what)
+		fmt.Fprintf(f.Err, "git-rally: hint: git rally sync %s\n", res.Remote)
 	default:
-		fmt.Fprintf(f.err, "git-rally: warning: %s; they are kept here\n", what)
+		fmt.Fprintf(f.Err, "git-rally: warning: %s; they are kept here\n", what)
 	}
 }
 
@@ -234,7 +234,7 @@ func syncRemote(dir, arg string) (string, error) {
 	if arg == "" {
 		hint += "\nor choose the default: git config rally.remote <name>"
 	}
-	return "", &usageError{msg: fmt.Sprintf("no remote named %q", name), hint: hint}
+	return "", &usageError{Msg: fmt.Sprintf("no remote named %q", name), Hint: hint}
 }
 
 func isTerminal(w io.Writer) bool {

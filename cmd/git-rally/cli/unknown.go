@@ -29,25 +29,25 @@ func guardGroups(c *cobra.Command) {
 func unknownSub(c *cobra.Command, args []string) error {
 	name := cmdName(c)
 	if len(args) == 0 {
-		return &usageError{msg: fmt.Sprintf("%s needs a subcommand: %s", name, strings.Join(subNames(c), ", ")),
-			hint: "git rally help " + strings.TrimPrefix(name, "git rally ")}
+		return &usageError{Msg: fmt.Sprintf("%s needs a subcommand: %s", name, strings.Join(subNames(c), ", ")),
+			Hint: "git rally help " + strings.TrimPrefix(name, "git rally ")}
 	}
 	return unknownErr(c, args[0])
 }
 
 func unknownErr(c *cobra.Command, word string) error {
 	name := cmdName(c)
-	e := &usageError{msg: fmt.Sprintf("unknown command %q for %q", word, name)}
+	e := &usageError{Msg: fmt.Sprintf("unknown command %q for %q", word, name)}
 	if c.SuggestionsMinimumDistance <= 0 {
 		c.SuggestionsMinimumDistance = 2
 	}
 	if s := c.SuggestionsFor(word); len(s) > 0 {
-		e.msg += fmt.Sprintf("; did you mean %q?", s[0])
-		e.hint = name + " " + s[0]
+		e.Msg += fmt.Sprintf("; did you mean %q?", s[0])
+		e.Hint = name + " " + s[0]
 	} else if name == "git rally" {
-		e.hint = "git rally help"
+		e.Hint = "git rally help"
 	} else {
-		e.hint = "git rally help " + strings.TrimPrefix(name, "git rally ")
+		e.Hint = "git rally help " + strings.TrimPrefix(name, "git rally ")
 	}
 	return e
 }

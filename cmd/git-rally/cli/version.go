@@ -78,7 +78,7 @@ func newCmdVersion(f *factory) *cobra.Command {
 			if j.on() {
 				return f.printJSON(&j, v)
 			}
-			fmt.Fprintf(f.out, "git-rally %s %s\n", v, v.Go)
+			fmt.Fprintf(f.Out, "git-rally %s %s\n", v, v.Go)
 			return nil
 		},
 	}

@@ -72,7 +72,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 			return err
 		}
 	}
-	tool := f.toolFlag
+	tool := f.ToolFlag
 	if tool != "" {
 		if err := facts.CheckTool(tool); err != nil {
 			return err
@@ -127,7 +127,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 		next, err := w.Wait(ctx, head)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && opts.once {
-				return &exitError{code: ExitError}
+				return &exitError{Code: ExitError}
 			}
 			if ctx.Err() != nil {
 				return nil
@@ -189,17 +189,17 @@ func watchBatch(f *factory, l *facts.Ledger, opts *watchOptions, tool, from, to 
 			if len(raw) == 0 {
 				raw = fa.Encode()
 			}
-			f.out.Write(append(bytes.TrimSpace(raw), '\n'))
+			f.Out.Write(append(bytes.TrimSpace(raw), '\n'))
 			continue
 		}
-		fmt.Fprintf(f.out, "%s %s %4d %-9s %s\n", facts.Sanitize(fa.At, 40), fa.ID, fa.Clock, fa.Kind, facts.Sanitize(fa.Summary(), 300))
+		fmt.Fprintf(f.Out, "%s %s %4d %-9s %s\n", facts.Sanitize(fa.At, 40), fa.ID, fa.Clock, fa.Kind, facts.Sanitize(fa.Summary(), 300))
 	}
 	if opts.onActivity != "" {
 		cmd := exec.Command("sh", "-c", opts.onActivity)
 		cmd.Env = append(os.Environ(), "RALLY_FROM="+from, "RALLY_TO="+to, "RALLY_COUNT="+strconv.Itoa(len(fs)), "RALLY_TOOL="+opts.hookTool)
-		cmd.Stdout, cmd.Stderr = f.err, f.err
+		cmd.Stdout, cmd.Stderr = f.Err, f.Err
 		if err := cmd.Run(); err != nil {
-			fmt.Fprintf(f.err, "git-rally: warning: --on-activity failed: %v (watching goes on)\n", err)
+			fmt.Fprintf(f.Err, "git-rally: warning: --on-activity failed: %v (watching goes on)\n", err)
 		}
 	}
 	return len(fs)

@@ -76,9 +76,9 @@ func runWorktreeAdd(f *factory, opts *worktreeAddOptions, name string) error {
 			"worktree": worktreeAddJSON{Name: a.Name, Path: a.Path, Branch: a.Branch, Base: a.BaseCommit, BaseRev: a.BaseRev,
 				Session: a.Name, Tool: o.Tool}})
 	}
-	fmt.Fprintf(f.out, "created %s on branch %s from %s (%s)\n", a.Path, a.Branch, a.BaseRev, shortID(a.BaseCommit))
-	fmt.Fprintf(f.out, "session %s: rally commands inside it act as %s@%s\n", a.Name, o.Tool, a.Name)
-	fmt.Fprintf(f.out, "  cd %s\n", a.Path)
+	fmt.Fprintf(f.Out, "created %s on branch %s from %s (%s)\n", a.Path, a.Branch, a.BaseRev, shortID(a.BaseCommit))
+	fmt.Fprintf(f.Out, "session %s: rally commands inside it act as %s@%s\n", a.Name, o.Tool, a.Name)
+	fmt.Fprintf(f.Out, "  cd %s\n", a.Path)
 	return nil
 }
 

@@ -92,10 +92,10 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 		return f.printJSON(j, map[string]any{"worktrees": rows})
 	}
 	if len(rows) == 0 {
-		fmt.Fprintln(f.out, "no rally worktrees; create one with: git rally worktree add <name>")
+		fmt.Fprintln(f.Out, "no rally worktrees; create one with: git rally worktree add <name>")
 		return nil
 	}
-	tw := tabwriter.NewWriter(f.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(f.Out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tBRANCH\tHEAD\tDIRTY\tOWNER\tSTATE\tSTATUS\tPATH")
 	for _, w := range rows {
 		owner := orDefault(w.Tool, "-")

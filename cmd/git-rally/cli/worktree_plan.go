@@ -117,7 +117,7 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 	if opts.j.on() {
 		return f.printJSON(&opts.j, out)
 	}
-	printPlan(f.out, out)
+	printPlan(f.Out, out)
 	return nil
 }
 

@@ -65,7 +65,7 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 	o, err := f.Identity()
 	if err != nil {
 		if o.Tool == "" && sess == nil && !worktreeExists(r, name) {
-			return &usageError{code: "not-found", msg: fmt.Sprintf("no such worktree: %q", name), hint: "git rally worktree list"}
+			return &usageError{Code: "not-found", Msg: fmt.Sprintf("no such worktree: %q", name), Hint: "git rally worktree list"}
 		}
 		// Nobody named: the session's own tool records its end.
 		if o.Tool != "" || sess == nil {
@@ -126,19 +126,19 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 			BranchKept: rm.KeptBranch, Dropped: nonNil(rm.Dropped), ClaimsClosed: closed}})
 	}
 	if rm.RemovedWorktree {
-		fmt.Fprintf(f.out, "removed worktree %s\n", rm.Path)
+		fmt.Fprintf(f.Out, "removed worktree %s\n", rm.Path)
 	}
 	if n := len(rm.Dropped); n > 0 {
-		fmt.Fprintf(f.out, "dropped %d uncommitted or untracked path(s)\n", n)
+		fmt.Fprintf(f.Out, "dropped %d uncommitted or untracked path(s)\n", n)
 	}
 	switch {
 	case rm.DeletedBranch:
-		fmt.Fprintf(f.out, "deleted branch %s (merged)\n", rm.Branch)
+		fmt.Fprintf(f.Out, "deleted branch %s (merged)\n", rm.Branch)
 	case rm.KeptBranch != "":
-		fmt.Fprintf(f.out, "kept branch %s: %s\n", rm.Branch, rm.KeptBranch)
-		fmt.Fprintf(f.out, "  merge it (git merge %s) or delete it yourself (git branch -D %s)\n", rm.Branch, rm.Branch)
+		fmt.Fprintf(f.Out, "kept branch %s: %s\n", rm.Branch, rm.KeptBranch)
+		fmt.Fprintf(f.Out, "  merge it (git merge %s) or delete it yourself (git branch -D %s)\n", rm.Branch, rm.Branch)
 	}
-	fmt.Fprintf(f.out, "session %s removed; %d claim(s) closed\n", name, closed)
+	fmt.Fprintf(f.Out, "session %s removed; %d claim(s) closed\n", name, closed)
 	return nil
 }
 

@@ -1,0 +1,245 @@
+// Package cmdutil is what git-rally's commands share that needs no cobra:
+// the streams, the clock, the repository, the ledger, the caller's
+// identity, and the errors that carry exit codes. Package cli builds the
+// cobra tree on it; package early runs the hook command on it from an
+// init, before cobra's packages (and the many that sort before cobra's
+// text/template) initialise.
+package cmdutil
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/hooks"
+	"github.com/git-rally/git-rally/refs"
+	"github.com/git-rally/git-rally/worktree"
+)
+
+// UsageError is bad command-line input: exit 2.
+type UsageError struct{ Msg, Hint, Code string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// ExitError carries an exit code with no message (check --strict, a
+// hook's denial).
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
+
+// Factory gives commands what they share: the streams, the repository,
+// the ledger, the clock and the caller's identity. Everything is opened
+// lazily so a command pays only for what it uses.
+type Factory struct {
+	In       io.Reader
+	Out, Err io.Writer
+	ToolFlag string   // the last --tool
+	ToolList []string // every --tool, for commands that take several
+
+	repo   *worktree.Repo
+	cfg    *refs.Config // the repository's git configuration, read once
+	ledger *facts.Ledger
+	state  *facts.State
+	now    *time.Time
+	self   string // the tool Identity resolved
+}
+
+// New returns a Factory on the given streams.
+func New(in io.Reader, out, err io.Writer) *Factory {
+	return &Factory{In: in, Out: out, Err: err}
+}
+
+// Close closes the ledger, if it was opened.
+func (f *Factory) Close() {
+	if f.ledger != nil {
+		f.ledger.Close()
+	}
+}
+
+// Warnings are what the ledger had to say while the command ran.
+func (f *Factory) Warnings() []string {
+	if f.ledger == nil {
+		return nil
+	}
+	return f.ledger.Warnings
+}
+
+// Opened is the ledger if it was opened, else nil.
+func (f *Factory) Opened() *facts.Ledger { return f.ledger }
+
+// Forget drops the projection State read: the ledger moved.
+func (f *Factory) Forget() { f.state = nil }
+
+// ForgetLedger drops the ledger and its projection (deinit removed it).
+func (f *Factory) ForgetLedger() { f.ledger, f.state = nil, nil }
+
+// ResetCall readies a long-lived Factory (the MCP server's) for its next
+// call: a fresh clock, projection and identity flags, no warnings.
+func (f *Factory) ResetCall() {
+	f.now, f.state, f.ToolFlag, f.ToolList = nil, nil, "", nil
+	if f.ledger != nil {
+		f.ledger.Warnings = nil
+	}
+}
+
+// Now is RALLY_NOW when set, else the clock.
+func (f *Factory) Now() (time.Time, error) {
+	if f.now != nil {
+		return *f.now, nil
+	}
+	t := time.Now().UTC()
+	if v := os.Getenv("RALLY_NOW"); v != "" {
+		p, err := time.Parse(time.RFC3339Nano, v)
+		if err != nil {
+			return time.Time{}, &UsageError{Msg: fmt.Sprintf("RALLY_NOW=%q is not an RFC 3339 time", v), Hint: "RALLY_NOW=2026-01-02T15:04:05Z"}
+		}
+		t = p.UTC()
+	}
+	f.now = &t
+	return t, nil
+}
+
+// MustNow is Now, the zero time on a bad RALLY_NOW (which Ledger reports).
+func (f *Factory) MustNow() time.Time {
+	t, _ := f.Now()
+	return t
+}
+
+// Repo discovers the repository from the current directory.
+func (f *Factory) Repo() (*worktree.Repo, error) {
+	if f.repo != nil {
+		return f.repo, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	r, err := worktree.Discover(wd)
+	if err != nil {
+		return nil, err
+	}
+	f.repo = r
+	return r, nil
+}
+
+// Config returns the repository's git configuration, read once.
+func (f *Factory) Config(r *worktree.Repo) *refs.Config {
+	if f.cfg == nil {
+		f.cfg = refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config())
+	}
+	return f.cfg
+}
+
+// Ledger opens the room's ledger.
+func (f *Factory) Ledger() (*facts.Ledger, error) {
+	if f.ledger != nil {
+		return f.ledger, nil
+	}
+	if _, err := f.Now(); err != nil {
+		return nil, err
+	}
+	r, err := f.Repo()
+	if err != nil {
+		return nil, err
+	}
+	l, err := facts.OpenConfig(r.CommonDir, f.MustNow, f.Config(r))
+	if err != nil {
+		return nil, err
+	}
+	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	switch {
+	case f.self != "":
+		l.Self = f.self
+	case f.ToolFlag != "":
+		l.Self = f.ToolFlag
+	default:
+		l.Self = os.Getenv("RALLY_TOOL")
+	}
+	f.ledger = l
+	return l, nil
+}
+
+// State reads the current projection, once per command: identity
+// resolution and the command itself share it. An append forgets it.
+func (f *Factory) State() (*facts.State, error) {
+	if f.state != nil {
+		return f.state, nil
+	}
+	l, err := f.Ledger()
+	if err != nil {
+		return nil, err
+	}
+	st, err := l.View()
+	if err == nil {
+		f.state = st
+	}
+	return st, err
+}
+
+// PathContext resolves path arguments against the current worktree.
+func (f *Factory) PathContext() (facts.PathContext, error) {
+	r, err := f.Repo()
+	if err != nil {
+		return facts.PathContext{}, err
+	}
+	wd, _ := os.Getwd()
+	if real, err := filepath.EvalSymlinks(wd); err == nil {
+		wd = real
+	}
+	return facts.PathContext{Root: r.WorkTree, Cwd: wd}, nil
+}
+
+// Identity resolves the author: --tool, $RALLY_TOOL, git config rally.tool,
+// then the session bound to the current rally worktree. $RALLY_SESSION
+// sets the session.
+func (f *Factory) Identity() (facts.Owner, error) {
+	o := facts.Owner{Tool: f.ToolFlag, Session: os.Getenv("RALLY_SESSION")}
+	if o.Tool == "" {
+		o.Tool = os.Getenv("RALLY_TOOL")
+	}
+	if o.Tool == "" {
+		o.Tool = hooks.HostTool(os.Getenv) // inside an agent host's shell: its hooks' identity
+	}
+	var bound *facts.Fact
+	if r, err := f.Repo(); err == nil {
+		if name := worktree.SessionName(r); name != "" {
+			if st, err := f.State(); err == nil {
+				bound = st.Sessions[name]
+			}
+			if o.Session == "" {
+				o.Session = name
+			}
+		}
+		if o.Tool == "" {
+			// In-process: a git process costs more than the append.
+			// git follows includeIf; when the files hold one, ask it.
+			if cfg := f.Config(r); !cfg.Conditional() {
+				o.Tool = strings.TrimSpace(cfg.Get("rally.tool"))
+			} else if v, err := refs.Git(r.Dir(), nil, "config", "--get", "rally.tool"); err == nil {
+				o.Tool = strings.TrimSpace(v)
+			}
+		}
+	}
+	if o.Tool == "" && bound != nil {
+		o.Tool = bound.Tool
+	}
+	if o.Tool == "" {
+		return o, &UsageError{Code: "no-identity", Msg: "no identity: who is writing?",
+			Hint: "pass --tool <name> (for example --tool claude_code:impl-1), or export RALLY_TOOL, or git config rally.tool <name>"}
+	}
+	if err := facts.CheckTool(o.Tool); err != nil {
+		return o, err
+	}
+	f.self = o.Tool
+	if f.ledger != nil && f.ledger.Self != o.Tool {
+		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
+	}
+	return o, nil
+}
+
+// ExitFailure is the exit code of a command that failed (cli.ExitError).
+const ExitFailure = 1
