@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -52,8 +53,8 @@ func runAdopt(f *factory, opts *adoptOptions, name string) error {
 	if err != nil {
 		return backendErr(err)
 	}
-	if opts.j.on() {
-		return f.printJSON(&opts.j, map[string]any{"session": name, "tool": fs[0].Tool, "target": fs[0].Target, "facts": rawFacts(fs)})
+	if opts.j.On() {
+		return f.printJSON(&opts.j, map[string]any{"session": name, "tool": fs[0].Tool, "target": fs[0].Target, "facts": cmdutil.RawFacts(fs)})
 	}
 	fmt.Fprintf(f.Out, "adopted %s pane %s as session %s (%s)\n", b.Name(), ident(fs[0].Target), ident(name), ident(fs[0].Tool))
 	fmt.Fprintf(f.Out, "  look     git rally capture %s\n  deliver  git rally inject %s --handoff <id>\n  stop     git rally stop %s\n", name, name, name)

@@ -67,7 +67,7 @@ func runCapture(f *factory, opts *captureOptions, name string) error {
 	for i, l := range raw {
 		lines[i] = facts.Sanitize(l, 4000)
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "lines": lines})
 	}
 	for _, l := range lines {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -79,7 +80,7 @@ func runCheck(f *factory, opts *checkOptions, args []string) error {
 
 func printCheck(f *factory, opts *checkOptions, o facts.Owner, res facts.CheckResult) error {
 	out := toCheckJSON(o, res)
-	if opts.j.on() {
+	if opts.j.On() {
 		if err := f.printJSON(&opts.j, out); err != nil {
 			return err
 		}
@@ -109,7 +110,7 @@ func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, er
 		if err != nil {
 			return facts.CheckResult{}, err
 		}
-		if err := globHint(a, sc, pc); err != nil {
+		if err := cmdutil.GlobHint(a, sc, pc); err != nil {
 			return facts.CheckResult{}, err
 		}
 		scopes = append(scopes, sc)

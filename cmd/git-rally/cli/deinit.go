@@ -118,7 +118,7 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 		}
 		out.State = true
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	for _, h := range out.Hooks {

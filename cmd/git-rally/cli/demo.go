@@ -74,7 +74,7 @@ func runDemo(f *factory, opts *demoOptions) error {
 	}
 	defer release()
 	var each func(demoResult)
-	if !opts.j.on() {
+	if !opts.j.On() {
 		demoHeader(f.Out, opts.c, agents, repo)
 		each = func(r demoResult) { printDemoStep(f.Out, r) }
 	}
@@ -82,7 +82,7 @@ func runDemo(f *factory, opts *demoOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
 	fmt.Fprintf(f.Out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",

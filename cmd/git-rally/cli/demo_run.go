@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
 )
@@ -252,7 +253,7 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 		if err != nil {
 			return nil, counts, err
 		}
-		r.Facts, r.Room = rawFacts(newFacts), room
+		r.Facts, r.Room = cmdutil.RawFacts(newFacts), room
 		countStep(&counts, s, r, newFacts)
 		out = append(out, r)
 		if each != nil {

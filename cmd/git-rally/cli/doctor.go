@@ -109,7 +109,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		out.Signatures = v.Counts(all)
 	}
 	out.OK = len(out.Problems) == 0
-	if opts.j.on() {
+	if opts.j.On() {
 		if err := f.printJSON(&opts.j, out); err != nil {
 			return err
 		}

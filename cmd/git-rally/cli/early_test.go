@@ -12,12 +12,12 @@ import (
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/early"
 )
 
-// The hook command answers from cli/early's init in the installed binary;
-// it must answer exactly as the cobra tree's hook command: the same
-// stdout, stderr and exit code, the same facts written. Two identical
-// repositories run the same session of hook calls (and commands between
-// them), one answered by early.Run, one by Run.
-func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
+// The hook and claim commands answer from cli/early's init in the
+// installed binary; they must answer exactly as the cobra tree does: the
+// same stdout, stderr and exit code, the same facts written. Two identical
+// repositories run the same session of hook calls, claims and commands
+// between them, one answered by early.Run where it answers, one by Run.
+func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 	t.Setenv("RALLY_NOW", "2026-12-01T10:00:00Z")
 	t.Setenv("RALLY_TOOL", "")
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -52,6 +52,23 @@ func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"hook"}},
 		{args: []string{"hook", "claude", "session-end"}, stdin: `{` + sid + `,"cwd":"$REPO","hook_event_name":"SessionEnd","reason":"exit"}`},
 		{args: []string{"hook", "claude", "pre-tool-use"}, env: "RALLY_NOW=yesterday", stdin: `{` + sid + `,"cwd":"$REPO","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}`},
+		{args: []string{"claim", "src/a.go", "--tool", "codex:peer", "--lease", "45m", "--subject", "the parser"}},
+		{args: []string{"claim", "src/a.go", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"claim", "src/a.go", "--tool=claude_code:me"}},
+		{args: []string{"claim", "src/a.go", "src/b.go", "--tool", "claude_code:me", "--shared"}},
+		{args: []string{"claim", "--json", "src/c.go", "--tool", "x:1", "--tool", "claude_code:me", "--advisory"}},
+		{args: []string{"claim", "src/*.go", "--tool", "claude_code:me"}},
+		{args: []string{"claim", "glob:src/*.go", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"claim", "src/d.go", "--lease", "nope", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"claim", "src/d.go", "--lease=31d", "--tool", "claude_code:me"}},
+		{args: []string{"claim", "src/d.go"}},
+		{args: []string{"claim", "src/d.go", "--tool", "BAD TOOL"}},
+		{args: []string{"claim", "../outside.go", "--tool", "claude_code:me"}},
+		{args: []string{"claim", "", "--tool", "claude_code:me"}},
+		{args: []string{"claim", "src/e.go", "--tool", "claude_code:me", "--subject", "\x1b[31mred\x1b[0m", "--json"}},
+		{args: []string{"claim", "src/e.go", "--tool", "claude_code:me", "--takeover"}},
+		{args: []string{"claim", "src/a.go", "--tool", "claude_code:me", "--takeover", "--json"}, env: "RALLY_NOW=2026-12-01T13:00:00Z"},
+		{args: []string{"claim", "src/f.go", "--tool", "claude_code:me"}, env: "RALLY_NOW=yesterday"},
 		{args: []string{"log", "--json"}},
 	}
 	run := func(useEarly bool) []string {
@@ -63,11 +80,12 @@ func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
 		t.Chdir(dir)
 		var outs []string
 		for _, s := range session {
+			restore := func() {}
 			if s.env != "" {
 				k, v, _ := strings.Cut(s.env, "=")
 				old := os.Getenv(k)
 				os.Setenv(k, v)
-				defer os.Setenv(k, old)
+				restore = func() { os.Setenv(k, old) }
 			}
 			if s.args[0] == "stage" { // git add, for the pre-commit check
 				os.WriteFile(filepath.Join(dir, s.args[1]), []byte("x\n"), 0o666)
@@ -81,17 +99,14 @@ func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if s.args[0] == "hook" && !handled {
+				if (s.args[0] == "hook" || s.args[0] == "claim") && !handled {
 					t.Errorf("early.Run did not answer %v", s.args)
 				}
 			}
 			if !handled {
 				code = Run(s.args, in, &o, &e)
 			}
-			if s.env != "" {
-				k, _, _ := strings.Cut(s.env, "=")
-				os.Setenv(k, "")
-			}
+			restore()
 			r := fmt.Sprintf("$ git rally %s\nexit %d\n%s%s", strings.Join(s.args, " "), code, o.String(), e.String())
 			outs = append(outs, strings.ReplaceAll(r, dir, "<repo>"))
 		}
@@ -106,7 +121,7 @@ func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
 		if strings.Contains(tree[i], "hookSpecificOutput") || strings.Contains(tree[i], "permission") {
 			answered++
 		}
-		if strings.Contains(tree[i], "\nexit 1\n") {
+		if strings.Contains(tree[i], "\nexit 1\n") || strings.Contains(tree[i], "\nexit 3\n") {
 			refused++
 		}
 	}
@@ -121,7 +136,10 @@ func TestEarlyHookBehavesAsTheCobraTree(t *testing.T) {
 func TestEarlyLeavesToTheTree(t *testing.T) {
 	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	for _, args := range [][]string{{"hook", "--help"}, {"hook", "claude", "-h"}, {"hook", "help"}, {"claim", "a.go"}, {}, {"--tool", "x", "hook", "claude", "pre-tool-use"}} {
+	for _, args := range [][]string{{"hook", "--help"}, {"hook", "claude", "-h"}, {"hook", "help"}, {}, {"--tool", "x", "hook", "claude", "pre-tool-use"},
+		{"claim"}, {"claim", "a.go", "-h"}, {"claim", "a.go", "--query", "facts.0.id"}, {"claim", "a.go", "--json=true"}, {"claim", "--", "a.go"},
+		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
+		{"claim", "a.go", "--color", "never"}, {"note", "x"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {
 			t.Errorf("early.Run(%q) answered: %q %q", args, o.String(), e.String())

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -63,7 +64,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		fact.Revision = rev
 	}
 	if opts.ackWithin != "" {
-		d, err := parseDuration("--ack-within", opts.ackWithin)
+		d, err := cmdutil.ParseDuration("--ack-within", opts.ackWithin)
 		if err != nil {
 			return err
 		}
@@ -72,7 +73,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 	if !opts.noDeliver {
 		return handoffAndDeliver(f, &opts.j, fact, o)
 	}
-	_, err = f.appendFacts(&opts.j, facts.Simple(fact))
+	_, err = f.AppendFacts(&opts.j, facts.Simple(fact))
 	return err
 }
 
@@ -120,7 +121,7 @@ func newCmdAnswer(f *factory, kind string) *cobra.Command {
 				return err
 			}
 			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Ref: target.ID, Subject: opts.subject, Body: opts.body}
-			_, err = f.appendFacts(&opts.j, facts.Answer(fact, target))
+			_, err = f.AppendFacts(&opts.j, facts.Answer(fact, target))
 			return err
 		},
 	}
@@ -170,7 +171,7 @@ func newCmdArtifact(f *factory) *cobra.Command {
 				fact.Ref = target.ID
 				fn = facts.Answer(fact, target)
 			}
-			_, err = f.appendFacts(&opts.j, fn)
+			_, err = f.AppendFacts(&opts.j, fn)
 			return err
 		},
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
@@ -24,8 +25,8 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 	if derr != nil {
 		fmt.Fprintf(f.Err, "git-rally: warning: handoff %s is recorded but was not delivered: %v\n", fs[0].ID, derr)
 	}
-	if j.on() {
-		out := map[string]any{"facts": rawFacts(fs)}
+	if j.On() {
+		out := map[string]any{"facts": cmdutil.RawFacts(fs)}
 		if d != nil {
 			out["delivery"] = d
 		}
@@ -34,7 +35,7 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 		}
 		return f.printJSON(j, out)
 	}
-	if err := f.writeResult(j, fs); err != nil {
+	if err := f.WriteResult(j, fs); err != nil {
 		return err
 	}
 	if d != nil {

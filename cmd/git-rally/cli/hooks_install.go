@@ -179,12 +179,12 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 				j.Problems = append(j.Problems, hookProblemJSON{Problem: p.Problem, Fix: p.Fix})
 			}
 			out = append(out, j)
-			if !opts.j.on() {
+			if !opts.j.On() {
 				fmt.Fprintln(f.Out, hookLine(res, verb(res)))
 			}
 		}
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		if out == nil {
 			out = []hookResultJSON{}
 		}

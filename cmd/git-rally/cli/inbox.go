@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -74,7 +75,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 				}
 			}
 			out.Count = len(out.Items)
-			if j.on() {
+			if j.On() {
 				return f.printJSON(&j, out)
 			}
 			fmt.Fprintf(f.Out, "inbox of %s: %d waiting\n", strings.Join(tools, ", "), out.Count)
@@ -97,7 +98,7 @@ func printInboxItems(f *factory, items []inboxItemJSON) {
 			flags += ", stale"
 		}
 		if it.AckBy != "" {
-			flags += ", reply by " + localTime(it.AckBy, time.Local)
+			flags += ", reply by " + cmdutil.LocalTime(it.AckBy, time.Local)
 		}
 		if it.Verified != "" {
 			flags += ", " + it.Verified
@@ -170,11 +171,11 @@ func newCmdNext(f *factory) *cobra.Command {
 				}
 				out.Overdue = append(out.Overdue, overdueJSON{ID: od.ID, Target: od.Target, Risk: risk})
 			}
-			if j.on() {
+			if j.On() {
 				return f.printJSON(&j, out)
 			}
 			for i, s := range out.Suggestions {
-				fmt.Fprintf(f.Out, "%d. %s: %s\n   %s\n", i+1, s.Action, localizeTimes(s.Reason, time.Local), s.Command)
+				fmt.Fprintf(f.Out, "%d. %s: %s\n   %s\n", i+1, s.Action, cmdutil.LocalizeTimes(s.Reason, time.Local), s.Command)
 			}
 			for _, od := range out.Overdue {
 				r := od.Risk

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
@@ -90,7 +91,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 			return err
 		}
 		out.DryRun, out.Message = true, d.Message()
-		if opts.j.on() {
+		if opts.j.On() {
 			return f.printJSON(&opts.j, out)
 		}
 		fmt.Fprintf(f.Out, "would paste into %s (%s):\n%s\n", ident(s.Name), ident(s.Target), out.Message)
@@ -101,7 +102,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 		return err
 	}
 	out.Delivery, out.ReachedTarget, out.Facts = res.Delivery, res.ReachedTarget, res.Facts
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	what := "a message"
@@ -132,7 +133,7 @@ func deliver(f *factory, b session.Backend, d *session.Delivery) (*deliveryJSON,
 	if err != nil {
 		return nil, err
 	}
-	return &deliveryJSON{Session: d.Session.Name, Delivery: session.DeliveryStatus, ReachedTarget: true, Facts: rawFacts(fs)}, nil
+	return &deliveryJSON{Session: d.Session.Name, Delivery: session.DeliveryStatus, ReachedTarget: true, Facts: cmdutil.RawFacts(fs)}, nil
 }
 
 // deliverHandoff delivers a handoff just recorded to the live managed

@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -60,7 +61,7 @@ func TestIndentedJSONMatchesEncoder(t *testing.T) {
 		if err := enc.Encode(v); err != nil {
 			t.Fatal(err)
 		}
-		got, err := indentedJSON(v)
+		got, err := cmdutil.IndentedJSON(v)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -59,7 +59,7 @@ func runLog(f *factory, opts *logOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.MustNow()
@@ -115,7 +115,7 @@ func newCmdShow(f *factory) *cobra.Command {
 				return err
 			}
 			raw := factsWithVerdicts(v, []*facts.Fact{fa})[0]
-			if j.on() {
+			if j.On() {
 				return f.printJSON(&j, raw)
 			}
 			var buf bytes.Buffer

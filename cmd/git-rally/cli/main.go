@@ -3,35 +3,30 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
-	"github.com/git-rally/git-rally/refs"
-	"github.com/git-rally/git-rally/worktree"
 )
 
 // Exit codes.
 const (
-	ExitOK      = 0
-	ExitError   = 1
-	ExitUsage   = 2
-	ExitRefused = 3
-	ExitStop    = 4
+	ExitOK      = cmdutil.ExitOK
+	ExitError   = cmdutil.ExitFailure
+	ExitUsage   = cmdutil.ExitUsage
+	ExitRefused = cmdutil.ExitRefused
+	ExitStop    = cmdutil.ExitStop
 )
 
 // usageError is bad command-line input.
 type usageError = cmdutil.UsageError
 
-func usagef(format string, a ...any) error { return &usageError{Msg: fmt.Sprintf(format, a...)} }
+func usagef(format string, a ...any) error { return cmdutil.Usagef(format, a...) }
 
 // exitError carries an exit code with no message (check --strict).
 type exitError = cmdutil.ExitError
@@ -49,87 +44,7 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
-	err := root.Execute()
-	f.Close()
-	defer func() {
-		if err != nil {
-			code, msg, hint := classify(err)
-			f.printErrorJSON(args, err, code, msg, hint)
-		}
-	}()
-	for _, w := range f.Warnings() {
-		fmt.Fprintf(stderr, "git-rally: warning: %s\n", w)
-	}
-	if err == nil {
-		return ExitOK
-	}
-	code, msg, hint := classify(err)
-	if msg != "" {
-		fmt.Fprintf(stderr, "git-rally: error: %s\n", localizeTimes(msg, time.Local))
-	}
-	for _, h := range strings.Split(hint, "\n") {
-		if h != "" {
-			fmt.Fprintf(stderr, "git-rally: hint: %s\n", localizeTimes(h, time.Local))
-		}
-	}
-	return code
-}
-
-func classify(err error) (int, string, string) {
-	var (
-		ue *usageError
-		fu *facts.UsageError
-		nf *facts.NotFoundError
-		re *facts.RefusedError
-		ce *facts.ConflictError
-		ee *exitError
-		ge *refs.GitError
-		fe *facts.FailedError
-		le *refs.LockedError
-		ke *refs.KeyError
-	)
-	switch {
-	case errors.As(err, &ee):
-		return ee.Code, "", ""
-	case errors.As(err, &ue):
-		return ExitUsage, ue.Msg, ue.Hint
-	case errors.As(err, &ke):
-		return ExitUsage, ke.Msg, ke.Hint
-	case errors.As(err, &fu):
-		return ExitUsage, fu.Msg, fu.Hint
-	case errors.As(err, &nf):
-		return ExitUsage, nf.Error(), "git rally log --json"
-	case errors.As(err, &ce):
-		return ExitRefused, ce.Error(), ce.Hint
-	case errors.As(err, &re):
-		return ExitRefused, re.Msg, re.Hint
-	case errors.Is(err, worktree.ErrNotRepo):
-		return ExitError, err.Error(), "run git rally inside a git repository, or `git init` one"
-	case errors.As(err, &fe):
-		return ExitError, err.Error(), fe.Hint
-	case errors.As(err, &le):
-		return ExitError, le.Error(), le.Hint()
-	case errors.As(err, &ge):
-		return ExitError, err.Error(), ""
-	}
-	msg := err.Error()
-	if strings.HasPrefix(msg, "unknown command ") {
-		return rootUnknown(msg)
-	}
-	if isCobraUsage(msg) {
-		return ExitUsage, msg, "git rally help"
-	}
-	return ExitError, msg, ""
-}
-
-func isCobraUsage(msg string) bool {
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
-		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "at least one of the flags in the group", "none of the others can be"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
+	return f.Finish(args, root.Execute())
 }
 
 // hotCommands are the commands agents and hooks run before every write.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/hooks"
 	"github.com/git-rally/git-rally/mcpserver/call"
@@ -172,9 +173,9 @@ func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.O
 		return call.Outcome{Stdout: out.Bytes(), Stderr: errb.Bytes()}
 	}
 	// As Run does: with --json, a failure prints its error object.
-	code, msg, hint := classify(err)
+	code, msg, hint := cmdutil.Classify(err)
 	out.Reset()
-	f.printErrorJSON(args, err, code, msg, hint)
+	f.PrintErrorJSON(args, err, code, msg, hint)
 	return failure(err, out.Bytes(), errb.Bytes())
 }
 
@@ -182,11 +183,11 @@ func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.O
 // printed with --json, else the one it would have printed (a failure
 // before the command ran: no identity).
 func failure(err error, stdout, stderr []byte) call.Outcome {
-	code, msg, hint := classify(err)
+	code, msg, hint := cmdutil.Classify(err)
 	o := call.Outcome{Stderr: stderr, Exit: code}
 	if !hasErrorObject(stdout) {
 		var buf bytes.Buffer
-		newFactory(nil, &buf, io.Discard).printErrorJSON([]string{"--json"}, err, code, msg, hint)
+		newFactory(nil, &buf, io.Discard).PrintErrorJSON([]string{"--json"}, err, code, msg, hint)
 		stdout = buf.Bytes()
 	}
 	if !hasErrorObject(stdout) {

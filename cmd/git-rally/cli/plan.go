@@ -82,7 +82,7 @@ func lintPlanFile(f *factory, name string) (*plan.Plan, []plan.Problem, error) {
 // alreadyInEffect is the note of a write that is already in effect.
 func (f *factory) alreadyInEffect(j *jsonFlags, note string) error {
 	fmt.Fprintf(f.Err, "git-rally: note: %s; nothing written\n", note)
-	if j.on() {
+	if j.On() {
 		return f.printJSON(j, map[string]any{"facts": []any{}})
 	}
 	return nil

@@ -31,7 +31,7 @@ git rally worktree plan suggests.`,
 			if err != nil {
 				return err
 			}
-			fs, err := f.appendFacts(&j, plan.Close(o, rec.ID()))
+			fs, err := f.AppendFacts(&j, plan.Close(o, rec.ID()))
 			if err == nil && len(fs) == 0 {
 				return f.alreadyInEffect(&j, "plan "+rec.ID()+" is closed already")
 			}

@@ -41,7 +41,7 @@ taken from the repository's top level. "-" reads the plan from stdin.`,
 				return err
 			}
 			out := toLintJSON(canon, probs)
-			if j.on() {
+			if j.On() {
 				if err := f.printJSON(&j, out); err != nil {
 					return err
 				}

@@ -47,7 +47,7 @@ claim. Reporting it again writes nothing.`,
 			if err != nil {
 				return err
 			}
-			fs, err := f.appendFacts(&opts.j, plan.Report(plan.ReportRequest{Owner: o, Plan: rec.ID(), Task: task,
+			fs, err := f.AppendFacts(&opts.j, plan.Report(plan.ReportRequest{Owner: o, Plan: rec.ID(), Task: task,
 				Evidence: opts.evidence, Revision: rev, URI: opts.uri}))
 			if err == nil && len(fs) == 0 {
 				return f.alreadyInEffect(&opts.j, "task "+rec.ID()+"/"+task+" is reported already")

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/plan"
 	"github.com/git-rally/git-rally/session"
@@ -167,13 +168,13 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 			}
 			return backendErr(err)
 		}
-		lj.Facts, lj.Hooks = rawFacts(res.Facts), res.Hooks
+		lj.Facts, lj.Hooks = cmdutil.RawFacts(res.Facts), res.Hooks
 		out.Launches = append(out.Launches, lj)
 		if st, err = f.State(); err != nil {
 			return err
 		}
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		if err := f.printJSON(&opts.j, out); err != nil {
 			return err
 		}

@@ -32,7 +32,7 @@ func newCmdPlanStart(f *factory) *cobra.Command {
 			if err := lintFailure(f, canon, probs, args[0]); err != nil {
 				return err
 			}
-			_, err = f.appendFacts(&j, plan.Start(o, canon))
+			_, err = f.AppendFacts(&j, plan.Start(o, canon))
 			return err
 		},
 	}

@@ -72,7 +72,7 @@ fact's id. A task is done only when its taker reported it with evidence
 				return err
 			}
 			out := toPlanStatusJSON(b)
-			if j.on() {
+			if j.On() {
 				return f.printJSON(&j, out)
 			}
 			printPlanStatus(f.Out, out)

@@ -32,7 +32,7 @@ scopes. Of two agents taking one task at once, exactly one wins.`,
 			if err != nil {
 				return err
 			}
-			_, err = f.appendFacts(&j, plan.Take(o, rec.ID(), task))
+			_, err = f.AppendFacts(&j, plan.Take(o, rec.ID(), task))
 			return err
 		},
 	}

@@ -26,7 +26,7 @@ func newCmdEnter(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = f.appendFacts(&opts.j, facts.Simple(&facts.Fact{Kind: facts.KindPresence, Tool: o.Tool, Session: o.Session, Subject: opts.subject}))
+			_, err = f.AppendFacts(&opts.j, facts.Simple(&facts.Fact{Kind: facts.KindPresence, Tool: o.Tool, Session: o.Session, Subject: opts.subject}))
 			return err
 		},
 	}
@@ -46,7 +46,7 @@ func newCmdLeave(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = f.appendFacts(&opts.j, func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
+			_, err = f.AppendFacts(&opts.j, func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
 				n := len(st.OwnedClaims(o))
 				if p := st.Peers[o.String()]; n == 0 && (p == nil || p.Left) {
 					return nil, &facts.NoChange{Msg: o.String() + " is not in the room (left already); nothing written"}
@@ -76,7 +76,7 @@ func newCmdWhoami(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if j.on() {
+			if j.On() {
 				out := map[string]string{"tool": o.Tool, "owner": o.String()}
 				if o.Session != "" {
 					out["session"] = o.Session // omitted when empty, as the room does

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -141,7 +142,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	if err != nil {
 		return err
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		// The claims go from the views straight into the output.
 		out := toRoomJSONWithout(room)
 		out.Sessions, out.Plans, out.Totals.Ignored = roomSessions(st), roomPlans(st), f.Opened().Ignored
@@ -306,9 +307,9 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt painter) {
 		if c.Contested {
 			extra = " " + pt(cRed, "CONTESTED") + " by " + c.HeldOver
 		}
-		lease := "lease live until " + localTime(c.LeaseExpiresAt, time.Local)
+		lease := "lease live until " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local)
 		if c.LeaseState == "expired" {
-			lease = pt(cRed, "lease expired") + " since " + localTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
+			lease = pt(cRed, "lease expired") + " since " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
 		}
 		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
 			lease, paintState(pt, c.OwnerState), extra, verdictTag(c.Verified))

@@ -103,7 +103,7 @@ func runRoomCompact(f *factory, opts *roomOptions) error {
 	out := toCompactJSON(c, opts.budget, v)
 	out.Budget.EmittedBytes = facts.JSONSize(out)
 	out.Budget.OverBudget = out.Budget.EmittedBytes > opts.budget
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	printCompact(f, out)

@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// writeRoomJSON writes r exactly as indentedJSON(r) does, byte for
+// writeRoomJSON writes r exactly as cmdutil.IndentedJSON(r) does, byte for
 // byte, without encoding/json's reflection over every claim and without
 // indenting the document a second time: a room of 1,600 open claims is
 // 600 KB of claims of one fixed shape, appended here straight into the
@@ -53,7 +54,7 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 			}
 			continue
 		}
-		sub, err := indentedJSON(fv.Interface())
+		sub, err := cmdutil.IndentedJSON(fv.Interface())
 		if err != nil {
 			return err
 		}
@@ -324,7 +325,7 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-// encodeIndented is indentedJSON(v), a room by writeRoomJSON.
+// encodeIndented is cmdutil.IndentedJSON(v), a room by writeRoomJSON.
 func encodeIndented(v any) (*bytes.Buffer, error) {
 	if r, ok := v.(*roomJSON); ok {
 		var buf bytes.Buffer
@@ -333,7 +334,7 @@ func encodeIndented(v any) (*bytes.Buffer, error) {
 		}
 		return &buf, nil
 	}
-	return indentedJSON(v)
+	return cmdutil.IndentedJSON(v)
 }
 
 // writeIndented writes encodeIndented(v) to w.
@@ -341,7 +342,7 @@ func writeIndented(w io.Writer, v any) error {
 	if r, ok := v.(*roomJSON); ok {
 		return writeRoomJSON(w, r)
 	}
-	buf, err := indentedJSON(v)
+	buf, err := cmdutil.IndentedJSON(v)
 	if err != nil {
 		return err
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -87,7 +88,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		}
 	}
 	if len(opts.scopes) > 0 {
-		if req.Scopes, err = parseScopes(f, opts.scopes); err != nil {
+		if req.Scopes, err = cmdutil.ParseScopes(f.Factory, opts.scopes); err != nil {
 			return err
 		}
 	}
@@ -107,7 +108,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		Worktree: p.Worktree, Branch: p.Branch, Base: p.Base, Command: p.Command, Env: p.Env, Shared: p.Shared,
 		Scopes: p.Scopes, DryRun: opts.dryRun}
 	if opts.dryRun {
-		if opts.j.on() {
+		if opts.j.On() {
 			return f.printJSON(&opts.j, out)
 		}
 		fmt.Fprintf(f.Out, "would run %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
@@ -132,8 +133,8 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if err != nil {
 		return backendErr(err)
 	}
-	out.Facts, out.Hooks = rawFacts(res.Facts), res.Hooks
-	if opts.j.on() {
+	out.Facts, out.Hooks = cmdutil.RawFacts(res.Facts), res.Hooks
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	fmt.Fprintf(f.Out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)

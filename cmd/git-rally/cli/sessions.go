@@ -84,7 +84,7 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 	for _, in := range infos {
 		out.Sessions = append(out.Sessions, toSessionJSON(in))
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	if len(out.Sessions) == 0 {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -40,7 +41,7 @@ func newCmdSimple(f *factory, kind string) *cobra.Command {
 			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Subject: opts.subject, Body: opts.body,
 				Severity: opts.severity, Status: opts.status, Target: opts.target}
 			if len(opts.scopes) > 0 {
-				if fact.Scopes, err = parseScopes(f, opts.scopes); err != nil {
+				if fact.Scopes, err = cmdutil.ParseScopes(f.Factory, opts.scopes); err != nil {
 					return err
 				}
 			}
@@ -58,7 +59,7 @@ func newCmdSimple(f *factory, kind string) *cobra.Command {
 				}
 				fact.Ref = t.ID
 			}
-			_, err = f.appendFacts(&opts.j, facts.Simple(fact))
+			_, err = f.AppendFacts(&opts.j, facts.Simple(fact))
 			return err
 		},
 	}
@@ -108,7 +109,7 @@ func newCmdRetract(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = f.appendFacts(&opts.j, facts.Retract(o, t, opts.reason))
+			_, err = f.AppendFacts(&opts.j, facts.Retract(o, t, opts.reason))
 			return err
 		},
 	}

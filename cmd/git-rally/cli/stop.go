@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -54,9 +55,9 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 	if res.Already {
 		fmt.Fprintf(f.Err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
 	}
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
-			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": rawFacts(res.Facts)})
+			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": cmdutil.RawFacts(res.Facts)})
 	}
 	verb := map[bool]string{true: "would stop", false: "stopped"}[opts.dryRun]
 	if res.Already {

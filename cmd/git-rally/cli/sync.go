@@ -127,7 +127,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		return err
 	}
 	contests := st.Contests()
-	if opts.j.on() {
+	if opts.j.On() {
 		out := syncJSON{Remote: res.Remote, Fetched: res.Fetched, NewFacts: res.NewFacts, Merged: res.Merge != facts.MergeNone,
 			Pushed: res.Pushed, Contested: []string{}, Merge: res.Merge, Risks: []string{}, Retracted: []string{}, Head: hashOrEmpty(res.Head),
 			RemoteHead: hashOrEmpty(res.RemoteHead), Rounds: res.Rounds, Rewritten: res.Rewritten, Missing: res.Missing}

@@ -110,24 +110,6 @@ func findSub(c *cobra.Command, name string) *cobra.Command {
 	return nil
 }
 
-// rootUnknown rewrites cobra's multi-line error for an unknown top-level
-// command ("unknown command "x" for "git-rally"\n\nDid you mean this?\n\ty")
-// into one error line and a hint.
-func rootUnknown(msg string) (int, string, string) {
-	first, rest, _ := strings.Cut(msg, "\n")
-	first = strings.Replace(first, `for "git-rally"`, `for "git rally"`, 1)
-	var sugg []string
-	for _, l := range strings.Split(rest, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Did you mean") {
-			sugg = append(sugg, l)
-		}
-	}
-	if len(sugg) == 0 {
-		return ExitUsage, first, "git rally help"
-	}
-	return ExitUsage, fmt.Sprintf("%s; did you mean %q?", first, sugg[0]), "git rally " + sugg[0]
-}
-
 // typedHelp makes help and usage speak as the user types: "git rally
 // claim", and "git rally help <command>" for more, never --help (which
 // git turns into a man page lookup).

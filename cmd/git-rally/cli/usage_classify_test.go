@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"testing"
 )
 
@@ -13,7 +14,7 @@ func TestFlagGroupErrorsAreUsage(t *testing.T) {
 		"if any flags in the group [a b] are set they must all be set; missing [b]",
 		"if any flags in the group [a b] are set none of the others can be; [a b] were all set",
 	} {
-		if code, _, _ := classify(errors.New(msg)); code != ExitUsage {
+		if code, _, _ := cmdutil.Classify(errors.New(msg)); code != ExitUsage {
 			t.Errorf("%q: exit %d, want %d", msg, code, ExitUsage)
 		}
 	}

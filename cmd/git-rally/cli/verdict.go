@@ -6,6 +6,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -67,7 +68,7 @@ func withVerdict(raw json.RawMessage, v string) json.RawMessage {
 
 // factsWithVerdicts is rawFacts with each fact's verdict.
 func factsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
-	out := rawFacts(fs)
+	out := cmdutil.RawFacts(fs)
 	if v == nil {
 		return out
 	}

@@ -75,7 +75,7 @@ func newCmdVersion(f *factory) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			v := readVersion()
-			if j.on() {
+			if j.On() {
 				return f.printJSON(&j, v)
 			}
 			fmt.Fprintf(f.Out, "git-rally %s %s\n", v, v.Go)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -59,7 +60,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	interval := facts.DefaultWatchInterval
 	var err error
 	if opts.interval != "" {
-		if interval, err = parseDuration("--interval", opts.interval); err != nil {
+		if interval, err = cmdutil.ParseDuration("--interval", opts.interval); err != nil {
 			return err
 		}
 		if interval < 10*time.Millisecond {
@@ -68,7 +69,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	}
 	var timeout time.Duration
 	if opts.timeout != "" {
-		if timeout, err = parseDuration("--timeout", opts.timeout); err != nil {
+		if timeout, err = cmdutil.ParseDuration("--timeout", opts.timeout); err != nil {
 			return err
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -71,8 +72,8 @@ func runWorktreeAdd(f *factory, opts *worktreeAddOptions, name string) error {
 	if err != nil {
 		return err
 	}
-	if opts.j.on() {
-		return f.printJSON(&opts.j, map[string]any{"facts": rawFacts(written),
+	if opts.j.On() {
+		return f.printJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written),
 			"worktree": worktreeAddJSON{Name: a.Name, Path: a.Path, Branch: a.Branch, Base: a.BaseCommit, BaseRev: a.BaseRev,
 				Session: a.Name, Tool: o.Tool}})
 	}

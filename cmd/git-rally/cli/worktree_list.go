@@ -88,7 +88,7 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 			Base: s.Base, Status: "missing", OwnerState: sessionState(st, name, now)})
 	}
 	sort.Slice(rows, func(i, k int) bool { return rows[i].Name < rows[k].Name })
-	if j.on() {
+	if j.On() {
 		return f.printJSON(j, map[string]any{"worktrees": rows})
 	}
 	if len(rows) == 0 {

@@ -114,7 +114,7 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 		return err
 	}
 	out := toPlanJSON(p)
-	if opts.j.on() {
+	if opts.j.On() {
 		return f.printJSON(&opts.j, out)
 	}
 	printPlan(f.Out, out)

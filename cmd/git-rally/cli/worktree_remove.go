@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -120,8 +121,8 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 	if err != nil {
 		return fmt.Errorf("the worktree is removed but recording it failed: %w", err)
 	}
-	if opts.j.on() {
-		return f.printJSON(&opts.j, map[string]any{"facts": rawFacts(written), "removed": worktreeRemoveJSON{
+	if opts.j.On() {
+		return f.printJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written), "removed": worktreeRemoveJSON{
 			Name: name, Path: rm.Path, Branch: rm.Branch, WorktreeRemoved: rm.RemovedWorktree, BranchDeleted: rm.DeletedBranch,
 			BranchKept: rm.KeptBranch, Dropped: nonNil(rm.Dropped), ClaimsClosed: closed}})
 	}

@@ -39,6 +39,9 @@ type Factory struct {
 	Out, Err io.Writer
 	ToolFlag string   // the last --tool
 	ToolList []string // every --tool, for commands that take several
+	// PrintJSON prints v as --json and --query ask (j); New's prints
+	// indented JSON and ignores a query, the cobra tree's selects.
+	PrintJSON func(j *JSONFlags, v any) error
 
 	repo   *worktree.Repo
 	cfg    *refs.Config // the repository's git configuration, read once
@@ -50,7 +53,15 @@ type Factory struct {
 
 // New returns a Factory on the given streams.
 func New(in io.Reader, out, err io.Writer) *Factory {
-	return &Factory{In: in, Out: out, Err: err}
+	f := &Factory{In: in, Out: out, Err: err}
+	f.PrintJSON = func(_ *JSONFlags, v any) error {
+		buf, err := IndentedJSON(v)
+		if err == nil {
+			_, err = f.Out.Write(buf.Bytes())
+		}
+		return err
+	}
+	return f
 }
 
 // Close closes the ledger, if it was opened.
@@ -240,6 +251,3 @@ func (f *Factory) Identity() (facts.Owner, error) {
 	}
 	return o, nil
 }
-
-// ExitFailure is the exit code of a command that failed (cli.ExitError).
-const ExitFailure = 1

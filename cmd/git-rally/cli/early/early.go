@@ -1,23 +1,23 @@
-// Package early answers `git-rally hook` from an init, before main and
-// before cobra initialises. A hook runs before every write an agent
-// makes. Go initialises a package after the packages it imports and
-// otherwise in import-path order; a command run from cobra waits for
-// text/template, which sorts after nearly every package in the binary,
-// so it starts only once the MCP SDK, the YAML parser and the rest have
-// initialised too. This package imports neither cobra nor anything only
-// the servers need, so its init runs as soon as the ledger's own
-// packages are ready (bench/run.sh's probes show what that saves).
+// Package early answers `git-rally hook` and `git-rally claim` from an
+// init, before main and before cobra initialises: a hook runs before
+// every write an agent makes, a claim before each piece of work. Go
+// initialises a package after the packages it imports and otherwise in
+// import-path order; a command run from cobra waits for text/template,
+// which sorts after nearly every package in the binary, so it starts only
+// once the MCP SDK, the YAML parser and the rest have initialised too.
+// This package imports neither cobra nor anything only the servers need,
+// so its init runs as soon as the ledger's own packages are ready
+// (bench/run.sh's probes show what that saves).
 //
-// It answers exactly as the cobra tree's hook command does
-// (TestEarlyHookBehavesAsTheCobraTree); anything it is not sure of (help,
-// a flag) it leaves to the tree, and so it does when the repository signs
+// It answers exactly as the cobra tree does, through the same functions
+// (cmdutil.RunHook, cmdutil.Claim, Factory.Finish;
+// TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
+// it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
 // which package sshsig installs from an init that runs after this one.
 package early
 
 import (
-	"errors"
-	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
@@ -33,17 +33,36 @@ func init() {
 	}
 }
 
-// Run answers args when they are a hook call, as cli.Run would: the
-// host's answer, the ledger's warnings, the exit code. It reports false,
-// having done nothing, for anything else.
+// Run answers args when they are a hook call or a plain claim, as cli.Run
+// would: the same output, errors and exit code. It reports false, having
+// done nothing, for anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
-	if len(args) == 0 || args[0] != "hook" {
+	if len(args) == 0 {
 		return 0, false
 	}
-	for _, a := range args[1:] {
-		if a == "help" || strings.HasPrefix(a, "-") || strings.HasPrefix(a, "__") {
-			return 0, false // help, completion, a flag: the cobra tree's
+	var run func(f *cmdutil.Factory) error
+	switch args[0] {
+	case "hook":
+		for _, a := range args[1:] {
+			if a == "help" || strings.HasPrefix(a, "-") || strings.HasPrefix(a, "__") {
+				return 0, false // help, completion, a flag: the cobra tree's
+			}
 		}
+		run = func(f *cmdutil.Factory) error { return cmdutil.RunHook(f, args[1:]) }
+	case "claim":
+		opts, tools, scopes, ok := parseClaim(args[1:])
+		if !ok {
+			return 0, false
+		}
+		run = func(f *cmdutil.Factory) error {
+			f.ToolList = tools
+			if len(tools) > 0 {
+				f.ToolFlag = tools[len(tools)-1]
+			}
+			return cmdutil.Claim(f, opts, scopes)
+		}
+	default:
+		return 0, false
 	}
 	f := cmdutil.New(stdin, stdout, stderr)
 	if l, err := f.Ledger(); err == nil && l.Signing.Verifying() && refs.SSH == nil {
@@ -53,18 +72,64 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		return 0, false
 	}
 	debug.SetGCPercent(cmdutil.HotGCPercent)
-	err := cmdutil.RunHook(f, args[1:])
-	f.Close()
-	for _, w := range f.Warnings() {
-		fmt.Fprintf(stderr, "git-rally: warning: %s\n", w)
+	return f.Finish(args, run(f)), true
+}
+
+// parseClaim reads claim's arguments as the cobra tree does (pflag: flags
+// anywhere, --name value or --name=value, the last value wins), only the
+// forms it is sure of: the scopes, --shared, --advisory, --takeover,
+// --json, --lease, --subject and --tool. Anything else (a short flag,
+// --query, --, a value that looks like a flag, no scope, --shared with
+// --advisory) it leaves to the tree (ok false).
+func parseClaim(args []string) (opts *cmdutil.ClaimOptions, tools, scopes []string, ok bool) {
+	opts = &cmdutil.ClaimOptions{}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if !strings.HasPrefix(a, "-") {
+			scopes = append(scopes, a)
+			continue
+		}
+		if !strings.HasPrefix(a, "--") {
+			return nil, nil, nil, false
+		}
+		name, val, hasVal := strings.Cut(a[2:], "=")
+		switch name {
+		case "json", "shared", "advisory", "takeover":
+			if hasVal {
+				return nil, nil, nil, false
+			}
+			switch name {
+			case "json":
+				opts.J.JSON = true
+			case "shared":
+				opts.Shared = true
+			case "advisory":
+				opts.Advisory = true
+			case "takeover":
+				opts.Takeover = true
+			}
+		case "lease", "subject", "tool":
+			if !hasVal {
+				if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
+					return nil, nil, nil, false
+				}
+				i++
+				val = args[i]
+			}
+			switch name {
+			case "lease":
+				opts.Lease = val
+			case "subject":
+				opts.Subject = val
+			case "tool":
+				tools = append(tools, val)
+			}
+		default:
+			return nil, nil, nil, false
+		}
 	}
-	var ee *cmdutil.ExitError
-	switch {
-	case errors.As(err, &ee):
-		return ee.Code, true
-	case err != nil: // RunHook fails open and has no other error
-		fmt.Fprintf(stderr, "git-rally: error: %s\n", err)
-		return cmdutil.ExitFailure, true
+	if len(scopes) == 0 || opts.Shared && opts.Advisory {
+		return nil, nil, nil, false
 	}
-	return 0, true
+	return opts, tools, scopes, true
 }
