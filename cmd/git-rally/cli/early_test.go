@@ -69,6 +69,8 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"claim", "src/e.go", "--tool", "claude_code:me", "--takeover"}},
 		{args: []string{"claim", "src/a.go", "--tool", "claude_code:me", "--takeover", "--json"}, env: "RALLY_NOW=2026-12-01T13:00:00Z"},
 		{args: []string{"claim", "src/f.go", "--tool", "claude_code:me"}, env: "RALLY_NOW=yesterday"},
+		{args: []string{"version"}},
+		{args: []string{"version", "--json"}},
 		{args: []string{"log", "--json"}},
 	}
 	run := func(useEarly bool) []string {
@@ -99,7 +101,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if (s.args[0] == "hook" || s.args[0] == "claim") && !handled {
+				if (s.args[0] == "hook" || s.args[0] == "claim" || s.args[0] == "version") && !handled {
 					t.Errorf("early.Run did not answer %v", s.args)
 				}
 			}
@@ -139,7 +141,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 	for _, args := range [][]string{{"hook", "--help"}, {"hook", "claude", "-h"}, {"hook", "help"}, {}, {"--tool", "x", "hook", "claude", "pre-tool-use"},
 		{"claim"}, {"claim", "a.go", "-h"}, {"claim", "a.go", "--query", "facts.0.id"}, {"claim", "a.go", "--json=true"}, {"claim", "--", "a.go"},
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
-		{"claim", "a.go", "--color", "never"}, {"note", "x"}} {
+		{"claim", "a.go", "--color", "never"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {
 			t.Errorf("early.Run(%q) answered: %q %q", args, o.String(), e.String())

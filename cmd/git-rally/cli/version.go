@@ -1,68 +1,10 @@
 package cli
 
 import (
-	"fmt"
-	"runtime"
-	"runtime/debug"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 
 	"github.com/spf13/cobra"
 )
-
-// commit may be set at link time (-ldflags "-X .../cli.commit=abc123")
-// for builds made without VCS stamping; the build info wins when it has one.
-var commit string
-
-// versionInfo is what `version` reports, from the binary's build info:
-// the module version (a tag, a pseudo-version, or "(devel)" for a build
-// from a checkout) and the commit go stamped into it.
-type versionInfo struct {
-	Version  string `json:"version"`
-	Commit   string `json:"commit,omitempty"`
-	Time     string `json:"time,omitempty"`
-	Modified bool   `json:"modified,omitempty"`
-	Go       string `json:"go"`
-}
-
-func readVersion() versionInfo {
-	v := versionInfo{Version: "(devel)", Commit: commit, Go: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return v
-	}
-	if bi.Main.Version != "" {
-		v.Version = bi.Main.Version
-	}
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			v.Commit = s.Value
-		case "vcs.time":
-			v.Time = s.Value
-		case "vcs.modified":
-			v.Modified = s.Value == "true"
-		}
-	}
-	return v
-}
-
-func (v versionInfo) String() string {
-	s := v.Version
-	if v.Commit != "" {
-		c := v.Commit
-		if len(c) > 12 {
-			c = c[:12]
-		}
-		if v.Modified {
-			c += "-dirty"
-		}
-		s += " (" + c
-		if v.Time != "" {
-			s += ", " + v.Time
-		}
-		s += ")"
-	}
-	return s
-}
 
 func newCmdVersion(f *factory) *cobra.Command {
 	var j jsonFlags
@@ -74,12 +16,7 @@ func newCmdVersion(f *factory) *cobra.Command {
   git rally version --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			v := readVersion()
-			if j.On() {
-				return f.printJSON(&j, v)
-			}
-			fmt.Fprintf(f.Out, "git-rally %s %s\n", v, v.Go)
-			return nil
+			return cmdutil.Version(f.Factory, &j)
 		},
 	}
 	addJSONFlags(c, &j)
@@ -88,7 +25,7 @@ func newCmdVersion(f *factory) *cobra.Command {
 
 // setVersion gives the root --version, printed as `version` prints.
 func setVersion(root *cobra.Command) {
-	v := readVersion()
+	v := cmdutil.ReadVersion()
 	root.Version = v.String()
 	root.SetVersionTemplate("git-rally {{.Version}} " + v.Go + "\n")
 }

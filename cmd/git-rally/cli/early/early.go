@@ -1,4 +1,4 @@
-// Package early answers `git-rally hook` and `git-rally claim` from an
+// Package early answers `git-rally hook`, `claim` and `version` from an
 // init, before main and before cobra initialises: a hook runs before
 // every write an agent makes, a claim before each piece of work. Go
 // initialises a package after the packages it imports and otherwise in
@@ -33,15 +33,25 @@ func init() {
 	}
 }
 
-// Run answers args when they are a hook call or a plain claim, as cli.Run
-// would: the same output, errors and exit code. It reports false, having
+// Run answers args when they are a hook call, a plain claim or version,
+// as cli.Run would: the same output, errors and exit code. It reports false, having
 // done nothing, for anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 	if len(args) == 0 {
 		return 0, false
 	}
 	var run func(f *cmdutil.Factory) error
+	ledger := true // the command reads the ledger
 	switch args[0] {
+	case "version":
+		j := &cmdutil.JSONFlags{}
+		switch {
+		case len(args) == 2 && args[1] == "--json":
+			j.JSON = true
+		case len(args) != 1:
+			return 0, false
+		}
+		run, ledger = func(f *cmdutil.Factory) error { return cmdutil.Version(f, j) }, false
 	case "hook":
 		for _, a := range args[1:] {
 			if a == "help" || strings.HasPrefix(a, "-") || strings.HasPrefix(a, "__") {
@@ -65,11 +75,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		return 0, false
 	}
 	f := cmdutil.New(stdin, stdout, stderr)
-	if l, err := f.Ledger(); err == nil && l.Signing.Verifying() && refs.SSH == nil {
-		// Signing or verification is configured, and package sshsig
-		// initialises after this one: the tree answers.
-		f.Close()
-		return 0, false
+	if ledger {
+		if l, err := f.Ledger(); err == nil && l.Signing.Verifying() && refs.SSH == nil {
+			// Signing or verification is configured, and package sshsig
+			// initialises after this one: the tree answers.
+			f.Close()
+			return 0, false
+		}
 	}
 	debug.SetGCPercent(cmdutil.HotGCPercent)
 	return f.Finish(args, run(f)), true
