@@ -141,7 +141,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 	for _, args := range [][]string{{"hook", "--help"}, {"hook", "claude", "-h"}, {"hook", "help"}, {}, {"--tool", "x", "hook", "claude", "pre-tool-use"},
 		{"claim"}, {"claim", "a.go", "-h"}, {"claim", "a.go", "--query", "facts.0.id"}, {"claim", "a.go", "--json=true"}, {"claim", "--", "a.go"},
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
-		{"claim", "a.go", "--color", "never"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
+		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {
 			t.Errorf("early.Run(%q) answered: %q %q", args, o.String(), e.String())

@@ -97,6 +97,9 @@ func parseClaim(args []string) (opts *cmdutil.ClaimOptions, tools, scopes []stri
 	opts = &cmdutil.ClaimOptions{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
+		if a == "help" || strings.HasPrefix(a, "__") {
+			return nil, nil, nil, false // what the tree reads as help or completion
+		}
 		if !strings.HasPrefix(a, "-") {
 			scopes = append(scopes, a)
 			continue
