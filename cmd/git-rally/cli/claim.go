@@ -1,12 +1,9 @@
 package cli
 
 import (
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
-	"github.com/git-rally/git-rally/facts"
 )
 
 func newCmdClaim(f *factory) *cobra.Command {
@@ -31,76 +28,15 @@ renews it. An expired lease still blocks until released or taken over.`,
 	return c
 }
 
-type releaseOptions struct {
-	reason string
-	j      jsonFlags
-}
-
 func newCmdRelease(f *factory) *cobra.Command {
-	opts := &releaseOptions{}
+	opts := &cmdutil.ReleaseOptions{}
 	c := &cobra.Command{
 		Use:   "release <scope-or-claim-id>...",
 		Short: "Release your claims by id or by scope",
 		Args:  cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
-			if err != nil {
-				return err
-			}
-			var ids, scopes []string
-			var known []*facts.Fact
-			l, err := f.Ledger()
-			if err != nil {
-				return err
-			}
-			for _, a := range args {
-				if looksLikeID(a) {
-					fa, err := l.Find(a)
-					if err != nil {
-						return err
-					}
-					if fa.Kind != facts.KindClaim {
-						return usagef("%s is a %s, not a claim", fa.ID, fa.Kind)
-					}
-					if fa, err = currentClaim(f, fa); err != nil {
-						return err
-					}
-					ids, known = append(ids, fa.ID), append(known, fa)
-					continue
-				}
-				s, err := cmdutil.ParseScopes(f.Factory, []string{a})
-				if err != nil {
-					return err
-				}
-				scopes = append(scopes, s...)
-			}
-			_, err = f.AppendFacts(&opts.j, facts.ReleaseClaims(o, ids, known, scopes, opts.reason))
-			return err
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Release(f.Factory, opts, args) },
 	}
-	c.Flags().StringVar(&opts.reason, "reason", "", "why")
-	addJSONFlags(c, &opts.j)
+	c.Flags().StringVar(&opts.Reason, "reason", "", "why")
+	addJSONFlags(c, &opts.J)
 	return c
-}
-
-// currentClaim is the claim as it stands: c itself while it is open, else
-// the newest re-claim that renewed it.
-func currentClaim(f *factory, c *facts.Fact) (*facts.Fact, error) {
-	st, err := f.State()
-	if err != nil || st.Claims.Get(c.ID) != nil {
-		return c, err
-	}
-	all, err := f.Opened().All()
-	if err != nil {
-		return nil, err
-	}
-	return facts.LatestRenewal(all, c), nil
-}
-
-// looksLikeID tells a fact id (f_ and hex) from a path.
-func looksLikeID(s string) bool {
-	if !strings.HasPrefix(s, "f_") || len(s) < 8 {
-		return false
-	}
-	return strings.Trim(s[2:], "0123456789abcdef") == ""
 }

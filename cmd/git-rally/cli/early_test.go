@@ -30,6 +30,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		args  []string
 		stdin string // $REPO is the repository's path
 		env   string // KEY=VALUE for this step
+		tree  bool   // early leaves it to the tree
 	}
 	session := []step{
 		{args: []string{"init"}},
@@ -69,6 +70,14 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"claim", "src/e.go", "--tool", "claude_code:me", "--takeover"}},
 		{args: []string{"claim", "src/a.go", "--tool", "claude_code:me", "--takeover", "--json"}, env: "RALLY_NOW=2026-12-01T13:00:00Z"},
 		{args: []string{"claim", "src/f.go", "--tool", "claude_code:me"}, env: "RALLY_NOW=yesterday"},
+		{args: []string{"release", "src/e.go", "--tool", "claude_code:me", "--reason", "done"}},
+		{args: []string{"release", "src/e.go", "--tool", "claude_code:me"}},
+		{args: []string{"release", "src/nothing.go", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"release", "f_nothere", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"release", "src/a.go", "--tool", "codex:peer"}},
+		{args: []string{"claim", "src/g.go", "--tool", "claude_code:me", "--json", "--query", "facts.0.id"}, tree: true},
+		{args: []string{"release", "src/g.go", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"release", "--tool", "claude_code:me"}, tree: true},
 		{args: []string{"version"}},
 		{args: []string{"version", "--json"}},
 		{args: []string{"log", "--json"}},
@@ -101,8 +110,8 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if (s.args[0] == "hook" || s.args[0] == "claim" || s.args[0] == "version") && !handled {
-					t.Errorf("early.Run did not answer %v", s.args)
+				if want := map[string]bool{"hook": true, "claim": true, "release": true, "version": true}; want[s.args[0]] && handled == s.tree {
+					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}
 			if !handled {
@@ -141,7 +150,8 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 	for _, args := range [][]string{{"hook", "--help"}, {"hook", "claude", "-h"}, {"hook", "help"}, {}, {"--tool", "x", "hook", "claude", "pre-tool-use"},
 		{"claim"}, {"claim", "a.go", "-h"}, {"claim", "a.go", "--query", "facts.0.id"}, {"claim", "a.go", "--json=true"}, {"claim", "--", "a.go"},
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
-		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
+		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"},
+		{"release"}, {"release", "a.go", "--reason"}, {"release", "a.go", "--query", "x"}, {"release", "-h"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {
 			t.Errorf("early.Run(%q) answered: %q %q", args, o.String(), e.String())

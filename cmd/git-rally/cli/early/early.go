@@ -1,16 +1,16 @@
-// Package early answers `git-rally hook`, `claim` and `version` from an
-// init, before main and before cobra initialises: a hook runs before
-// every write an agent makes, a claim before each piece of work. Go
-// initialises a package after the packages it imports and otherwise in
-// import-path order; a command run from cobra waits for text/template,
-// which sorts after nearly every package in the binary, so it starts only
-// once the MCP SDK, the YAML parser and the rest have initialised too.
-// This package imports neither cobra nor anything only the servers need,
-// so its init runs as soon as the ledger's own packages are ready
-// (bench/run.sh's probes show what that saves).
+// Package early answers `git-rally hook`, `claim`, `release` and
+// `version` from an init, before main and before cobra initialises: a hook
+// runs before every write an agent makes, a claim and a release around
+// each piece of work. Go initialises a package after the packages it
+// imports and otherwise in import-path order; a command run from cobra
+// waits for text/template, which sorts after nearly every package in the
+// binary, so it starts only once the MCP SDK, the YAML parser and the rest
+// have initialised too. This package imports neither cobra nor anything
+// only the servers need, so its init runs as soon as the ledger's own
+// packages are ready (bench/run.sh's probes show what that saves).
 //
 // It answers exactly as the cobra tree does, through the same functions
-// (cmdutil.RunHook, cmdutil.Claim, Factory.Finish;
+// (cmdutil.RunHook, Claim, Release, Version, Factory.Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
@@ -21,6 +21,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
@@ -33,7 +34,7 @@ func init() {
 	}
 }
 
-// Run answers args when they are a hook call, a plain claim or version,
+// Run answers args when they are a hook call, a plain claim or release, or version,
 // as cli.Run would: the same output, errors and exit code. It reports false, having
 // done nothing, for anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
@@ -65,11 +66,17 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 			return 0, false
 		}
 		run = func(f *cmdutil.Factory) error {
-			f.ToolList = tools
-			if len(tools) > 0 {
-				f.ToolFlag = tools[len(tools)-1]
-			}
+			useTools(f, tools)
 			return cmdutil.Claim(f, opts, scopes)
+		}
+	case "release":
+		opts, tools, targets, ok := parseRelease(args[1:])
+		if !ok {
+			return 0, false
+		}
+		run = func(f *cmdutil.Factory) error {
+			useTools(f, tools)
+			return cmdutil.Release(f, opts, targets)
 		}
 	default:
 		return 0, false
@@ -87,64 +94,80 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 	return f.Finish(args, run(f)), true
 }
 
-// parseClaim reads claim's arguments as the cobra tree does (pflag: flags
-// anywhere, --name value or --name=value, the last value wins), only the
-// forms it is sure of: the scopes, --shared, --advisory, --takeover,
-// --json, --lease, --subject and --tool. Anything else (a short flag,
-// --query, --, a value that looks like a flag, no scope, --shared with
-// --advisory) it leaves to the tree (ok false).
-func parseClaim(args []string) (opts *cmdutil.ClaimOptions, tools, scopes []string, ok bool) {
-	opts = &cmdutil.ClaimOptions{}
+// useTools sets the --tool flags, as the tree's toolsValue does.
+func useTools(f *cmdutil.Factory, tools []string) {
+	f.ToolList = tools
+	if len(tools) > 0 {
+		f.ToolFlag = tools[len(tools)-1]
+	}
+}
+
+// parseArgs reads a command's arguments as the cobra tree does (pflag:
+// flags anywhere, --name value or --name=value, the last value wins), only
+// the forms it is sure of: positionals, the boolean flags bools names and
+// the string flags strs names, and --tool (every one, in tools). Anything
+// else (a short flag, --query, --, a value that looks like a flag, help
+// or a completion request, no positional) it leaves to the tree (ok false).
+func parseArgs(args []string, bools, strs []string) (set map[string]bool, vals map[string]string, tools, pos []string, ok bool) {
+	set, vals = map[string]bool{}, map[string]string{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "help" || strings.HasPrefix(a, "__") {
-			return nil, nil, nil, false // what the tree reads as help or completion
+			return nil, nil, nil, nil, false // what the tree reads as help or completion
 		}
 		if !strings.HasPrefix(a, "-") {
-			scopes = append(scopes, a)
+			pos = append(pos, a)
 			continue
 		}
 		if !strings.HasPrefix(a, "--") {
-			return nil, nil, nil, false
+			return nil, nil, nil, nil, false
 		}
 		name, val, hasVal := strings.Cut(a[2:], "=")
-		switch name {
-		case "json", "shared", "advisory", "takeover":
+		switch {
+		case slices.Contains(bools, name):
 			if hasVal {
-				return nil, nil, nil, false
+				return nil, nil, nil, nil, false
 			}
-			switch name {
-			case "json":
-				opts.J.JSON = true
-			case "shared":
-				opts.Shared = true
-			case "advisory":
-				opts.Advisory = true
-			case "takeover":
-				opts.Takeover = true
-			}
-		case "lease", "subject", "tool":
+			set[name] = true
+		case name == "tool" || slices.Contains(strs, name):
 			if !hasVal {
 				if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
-					return nil, nil, nil, false
+					return nil, nil, nil, nil, false
 				}
 				i++
 				val = args[i]
 			}
-			switch name {
-			case "lease":
-				opts.Lease = val
-			case "subject":
-				opts.Subject = val
-			case "tool":
+			if name == "tool" {
 				tools = append(tools, val)
+			} else {
+				vals[name] = val
 			}
 		default:
-			return nil, nil, nil, false
+			return nil, nil, nil, nil, false
 		}
 	}
-	if len(scopes) == 0 || opts.Shared && opts.Advisory {
+	if len(pos) == 0 {
+		return nil, nil, nil, nil, false
+	}
+	return set, vals, tools, pos, true
+}
+
+// parseClaim reads claim's arguments (parseArgs); --shared with
+// --advisory is the tree's (a usage error cobra words).
+func parseClaim(args []string) (opts *cmdutil.ClaimOptions, tools, scopes []string, ok bool) {
+	set, vals, tools, scopes, ok := parseArgs(args, []string{"json", "shared", "advisory", "takeover"}, []string{"lease", "subject"})
+	if !ok || set["shared"] && set["advisory"] {
 		return nil, nil, nil, false
 	}
-	return opts, tools, scopes, true
+	return &cmdutil.ClaimOptions{Shared: set["shared"], Advisory: set["advisory"], Takeover: set["takeover"],
+		Lease: vals["lease"], Subject: vals["subject"], J: cmdutil.JSONFlags{JSON: set["json"]}}, tools, scopes, true
+}
+
+// parseRelease reads release's arguments (parseArgs).
+func parseRelease(args []string) (opts *cmdutil.ReleaseOptions, tools, targets []string, ok bool) {
+	set, vals, tools, targets, ok := parseArgs(args, []string{"json"}, []string{"reason"})
+	if !ok {
+		return nil, nil, nil, false
+	}
+	return &cmdutil.ReleaseOptions{Reason: vals["reason"], J: cmdutil.JSONFlags{JSON: set["json"]}}, tools, targets, true
 }

@@ -1,0 +1,72 @@
+package cmdutil
+
+import (
+	"strings"
+
+	"github.com/git-rally/git-rally/facts"
+)
+
+// ReleaseOptions are release's flags.
+type ReleaseOptions struct {
+	Reason string
+	J      JSONFlags
+}
+
+// Release releases the caller's claims named by id or by scope.
+func Release(f *Factory, opts *ReleaseOptions, args []string) error {
+	o, err := f.Identity()
+	if err != nil {
+		return err
+	}
+	var ids, scopes []string
+	var known []*facts.Fact
+	l, err := f.Ledger()
+	if err != nil {
+		return err
+	}
+	for _, a := range args {
+		if looksLikeID(a) {
+			fa, err := l.Find(a)
+			if err != nil {
+				return err
+			}
+			if fa.Kind != facts.KindClaim {
+				return Usagef("%s is a %s, not a claim", fa.ID, fa.Kind)
+			}
+			if fa, err = currentClaim(f, fa); err != nil {
+				return err
+			}
+			ids, known = append(ids, fa.ID), append(known, fa)
+			continue
+		}
+		s, err := ParseScopes(f, []string{a})
+		if err != nil {
+			return err
+		}
+		scopes = append(scopes, s...)
+	}
+	_, err = f.AppendFacts(&opts.J, facts.ReleaseClaims(o, ids, known, scopes, opts.Reason))
+	return err
+}
+
+// currentClaim is the claim as it stands: c itself while it is open, else
+// the newest re-claim that renewed it.
+func currentClaim(f *Factory, c *facts.Fact) (*facts.Fact, error) {
+	st, err := f.State()
+	if err != nil || st.Claims.Get(c.ID) != nil {
+		return c, err
+	}
+	all, err := f.Opened().All()
+	if err != nil {
+		return nil, err
+	}
+	return facts.LatestRenewal(all, c), nil
+}
+
+// looksLikeID tells a fact id (f_ and hex) from a path.
+func looksLikeID(s string) bool {
+	if !strings.HasPrefix(s, "f_") || len(s) < 8 {
+		return false
+	}
+	return strings.Trim(s[2:], "0123456789abcdef") == ""
+}
