@@ -1,49 +1,26 @@
 package cli
 
 import (
-	"fmt"
-
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
-	"github.com/git-rally/git-rally/facts"
 )
-
-type checkOptions struct {
-	strict bool
-	j      jsonFlags
-}
-
-type findingJSON struct {
-	Code     string `json:"code"`
-	Severity string `json:"severity"`
-	Path     string `json:"path"`
-	Claim    string `json:"claim,omitempty"`
-	Owner    string `json:"owner,omitempty"`
-	Message  string `json:"message"`
-}
-
-type checkJSON struct {
-	Allow    bool          `json:"allow"`
-	Tool     string        `json:"tool,omitempty"`
-	Findings []findingJSON `json:"findings"`
-}
 
 func newCmdCheck(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "check",
 		Short: "Ask the room before acting",
 	}
-	opts := &checkOptions{}
+	opts := &cmdutil.CheckOptions{}
 	bw := &cobra.Command{
 		Use:   "before-write <path>... [--strict]",
 		Short: "May I write these paths? Appends nothing; --strict exits 4 on a stop",
 		Args:  cobra.MinimumNArgs(1),
-		RunE:  func(c *cobra.Command, args []string) error { return runCheck(f, opts, args) },
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.CheckBeforeWrite(f.Factory, opts, args) },
 	}
-	bw.Flags().BoolVar(&opts.strict, "strict", false, "exit 4 when a finding says stop")
-	addJSONFlags(bw, &opts.j)
-	copts := &checkOptions{}
+	bw.Flags().BoolVar(&opts.Strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bw, &opts.J)
+	copts := &cmdutil.CheckOptions{}
 	bc := &cobra.Command{
 		Use:   "before-complete [--strict]",
 		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
@@ -57,79 +34,11 @@ func newCmdCheck(f *factory) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return printCheck(f, copts, o, st.CheckBeforeComplete(o, f.MustNow()))
+			return cmdutil.PrintCheck(f.Factory, copts, o, st.CheckBeforeComplete(o, f.MustNow()))
 		},
 	}
-	bc.Flags().BoolVar(&copts.strict, "strict", false, "exit 4 when a finding says stop")
-	addJSONFlags(bc, &copts.j)
+	bc.Flags().BoolVar(&copts.Strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bc, &copts.J)
 	c.AddCommand(bw, bc)
 	return c
-}
-
-func runCheck(f *factory, opts *checkOptions, args []string) error {
-	o, err := f.Asker()
-	if err != nil {
-		return err
-	}
-	res, err := checkPaths(f, o, args)
-	if err != nil {
-		return err
-	}
-	return printCheck(f, opts, o, res)
-}
-
-func printCheck(f *factory, opts *checkOptions, o facts.Owner, res facts.CheckResult) error {
-	out := toCheckJSON(o, res)
-	if opts.j.On() {
-		if err := f.printJSON(&opts.j, out); err != nil {
-			return err
-		}
-	} else {
-		pt := f.paint()
-		for _, fd := range out.Findings {
-			fmt.Fprintf(f.Out, "%s %-18s %s: %s\n", paintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
-		}
-		fmt.Fprintf(f.Out, "allow: %v\n", out.Allow)
-	}
-	if opts.strict && !res.Allow {
-		return &exitError{Code: ExitStop}
-	}
-	return nil
-}
-
-// checkPaths runs the write check for the paths and scopes given on the
-// command line (port:8080 and dir:src/ui as well as src/a.go).
-func checkPaths(f *factory, o facts.Owner, args []string) (facts.CheckResult, error) {
-	pc, err := f.PathContext()
-	if err != nil {
-		return facts.CheckResult{}, err
-	}
-	var scopes []facts.Scope
-	for _, a := range args {
-		sc, err := facts.ParseScope(a, pc)
-		if err != nil {
-			return facts.CheckResult{}, err
-		}
-		if err := cmdutil.GlobHint(a, sc, pc); err != nil {
-			return facts.CheckResult{}, err
-		}
-		scopes = append(scopes, sc)
-	}
-	st, err := f.State()
-	if err != nil {
-		return facts.CheckResult{}, err
-	}
-	return st.CheckScopes(o, scopes, f.MustNow()), nil
-}
-
-func toCheckJSON(o facts.Owner, res facts.CheckResult) checkJSON {
-	out := checkJSON{Allow: res.Allow, Tool: o.Tool, Findings: []findingJSON{}}
-	for _, fd := range res.Findings {
-		fj := findingJSON{Code: fd.Code, Severity: fd.Severity, Path: fd.Path, Claim: fd.Claim, Message: facts.Sanitize(fd.Message, 1000)}
-		if fd.Owner.Tool != "" {
-			fj.Owner = fd.Owner.String()
-		}
-		out.Findings = append(out.Findings, fj)
-	}
-	return out
 }

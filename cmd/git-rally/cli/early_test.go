@@ -78,6 +78,16 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"claim", "src/g.go", "--tool", "claude_code:me", "--json", "--query", "facts.0.id"}, tree: true},
 		{args: []string{"release", "src/g.go", "--tool", "claude_code:me", "--json"}},
 		{args: []string{"release", "--tool", "claude_code:me"}, tree: true},
+		{args: []string{"check", "before-write", "src/a.go", "--tool", "codex:peer"}},
+		{args: []string{"check", "before-write", "src/a.go", "src/zz.go", "--tool", "codex:peer", "--json"}},
+		{args: []string{"check", "before-write", "src/a.go", "--tool", "codex:peer", "--strict"}},
+		{args: []string{"check", "before-write", "src/a.go", "--tool", "codex:peer", "--strict", "--json"}},
+		{args: []string{"check", "before-write", "src/*.go", "--tool", "codex:peer"}},
+		{args: []string{"check", "before-write", "port:8080", "--tool", "claude_code:me"}},
+		{args: []string{"check", "before-write", "src/a.go"}},
+		{args: []string{"check", "before-write", "src/a.go", "--tool", "codex:peer"}, env: "RALLY_FORCE_TTY=1"},
+		{args: []string{"check", "before-write", "--tool", "x:1"}, tree: true},
+		{args: []string{"check", "before-complete", "--tool", "claude_code:me"}, tree: true},
 		{args: []string{"version"}},
 		{args: []string{"version", "--json"}},
 		{args: []string{"log", "--json"}},
@@ -110,7 +120,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if want := map[string]bool{"hook": true, "claim": true, "release": true, "version": true}; want[s.args[0]] && handled == s.tree {
+				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "version": true}; want[s.args[0]] && handled == s.tree {
 					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}
@@ -151,6 +161,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 		{"claim"}, {"claim", "a.go", "-h"}, {"claim", "a.go", "--query", "facts.0.id"}, {"claim", "a.go", "--json=true"}, {"claim", "--", "a.go"},
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
 		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"},
+		{"check"}, {"check", "before-complete"}, {"check", "befor-write", "a.go"}, {"check", "before-write", "a.go", "--strict=true"}, {"check", "before-write", "-h"},
 		{"release"}, {"release", "a.go", "--reason"}, {"release", "a.go", "--query", "x"}, {"release", "-h"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {

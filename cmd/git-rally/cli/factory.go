@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
-	"github.com/git-rally/git-rally/facts"
 )
 
 // factory is cmdutil's Factory with what only the cobra tree needs: the
@@ -21,10 +19,7 @@ import (
 type factory struct {
 	*cmdutil.Factory
 
-	color        colorValue // --color
-	colorDecided bool
-	colorUse     bool
-	noPager      bool // --no-pager
+	noPager bool // --no-pager
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {
@@ -35,6 +30,20 @@ func newFactory(in io.Reader, out, err io.Writer) *factory {
 
 // jsonFlags are the output flags of every reading command.
 type jsonFlags = cmdutil.JSONFlags
+
+// Colour (cmdutil/color.go).
+type painter = cmdutil.Painter
+
+const (
+	cRed    = cmdutil.CRed
+	cYellow = cmdutil.CYellow
+)
+
+var (
+	paintState  = cmdutil.PaintState
+	isTerminal  = cmdutil.IsTerminal
+	outTerminal = cmdutil.OutTerminal
+)
 
 func addJSONFlags(c *cobra.Command, j *jsonFlags) {
 	c.Flags().BoolVar(&j.JSON, "json", false, "print JSON")
@@ -88,16 +97,3 @@ func (v *toolsValue) Set(s string) error {
 func (f *factory) tools() []string { return f.ToolList }
 
 func secs(n int64) time.Duration { return time.Duration(n) * time.Second }
-
-// Asker is Identity for reading commands (inbox, next, check, room
-// --compact): the room is read from someone's point of view, and the
-// error asks who is asking, not who is writing.
-func (f *factory) Asker() (facts.Owner, error) {
-	o, err := f.Identity()
-	var ue *usageError
-	if errors.As(err, &ue) && ue.Code == "no-identity" {
-		return o, &usageError{Code: ue.Code, Msg: "no identity: who is asking? (this view is read for one tool)",
-			Hint: "pass --tool <name> (for example --tool codex:verify-1), or export RALLY_TOOL, or git config rally.tool <name>"}
-	}
-	return o, err
-}

@@ -64,7 +64,7 @@ func runLog(f *factory, opts *logOptions) error {
 	}
 	now := f.MustNow()
 	defer f.startPager()()
-	pt := f.paint()
+	pt := f.Paint()
 	var retracted map[string]string
 	if st, err := f.State(); err == nil {
 		retracted = st.Retraction

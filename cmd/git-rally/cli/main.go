@@ -117,7 +117,7 @@ current time.`,
 		return &usageError{Msg: err.Error(), Hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
-	root.PersistentFlags().Var(&f.color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")
+	root.PersistentFlags().Var(&f.Color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")
 	root.PersistentFlags().Lookup("color").NoOptDefVal = "always"
 	root.PersistentFlags().BoolVar(&f.noPager, "no-pager", false, "do not page log output")
 	root.PersistentPreRunE = checkQuery

@@ -53,7 +53,7 @@ func (f *factory) startPager() func() {
 		return func() {}
 	}
 	// Colour decided for the terminal stays on through the pager.
-	f.colorOn()
+	f.ColorOn()
 	out := f.Out
 	f.Out = in
 	return func() {

@@ -155,7 +155,7 @@ func runRoom(f *factory, opts *roomOptions) error {
 	out.Plans = roomPlans(st)
 	addRoomVerdicts(v, &out, room)
 	out.Totals.Ignored = f.Opened().Ignored
-	printRoom(f.Out, out, now, f.paint())
+	printRoom(f.Out, out, now, f.Paint())
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -235,15 +234,6 @@ func syncRemote(dir, arg string) (string, error) {
 		hint += "\nor choose the default: git config rally.remote <name>"
 	}
 	return "", &usageError{Msg: fmt.Sprintf("no remote named %q", name), Hint: hint}
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 // delayedWriter passes git's progress through only once the transfer has

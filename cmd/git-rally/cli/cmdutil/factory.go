@@ -7,6 +7,7 @@
 package cmdutil
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,7 +42,9 @@ type Factory struct {
 	ToolList []string // every --tool, for commands that take several
 	// PrintJSON prints v as --json and --query ask (j); New's prints
 	// indented JSON and ignores a query, the cobra tree's selects.
-	PrintJSON func(j *JSONFlags, v any) error
+	PrintJSON              func(j *JSONFlags, v any) error
+	Color                  ColorValue // --color
+	colorDecided, colorUse bool
 
 	repo   *worktree.Repo
 	cfg    *refs.Config // the repository's git configuration, read once
@@ -250,4 +253,17 @@ func (f *Factory) Identity() (facts.Owner, error) {
 		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
 	}
 	return o, nil
+}
+
+// Asker is Identity for reading commands (inbox, next, check, room
+// --compact): the room is read from someone's point of view, and the
+// error asks who is asking, not who is writing.
+func (f *Factory) Asker() (facts.Owner, error) {
+	o, err := f.Identity()
+	var ue *UsageError
+	if errors.As(err, &ue) && ue.Code == "no-identity" {
+		return o, &UsageError{Code: ue.Code, Msg: "no identity: who is asking? (this view is read for one tool)",
+			Hint: "pass --tool <name> (for example --tool codex:verify-1), or export RALLY_TOOL, or git config rally.tool <name>"}
+	}
+	return o, err
 }

@@ -1,7 +1,7 @@
-// Package early answers `git-rally hook`, `claim`, `release` and
-// `version` from an init, before main and before cobra initialises: a hook
-// runs before every write an agent makes, a claim and a release around
-// each piece of work. Go initialises a package after the packages it
+// Package early answers `git-rally hook`, `check before-write`, `claim`,
+// `release` and `version` from an init, before main and before cobra
+// initialises: a hook or a check runs before every write an agent makes, a
+// claim and a release around each piece of work. Go initialises a package after the packages it
 // imports and otherwise in import-path order; a command run from cobra
 // waits for text/template, which sorts after nearly every package in the
 // binary, so it starts only once the MCP SDK, the YAML parser and the rest
@@ -10,7 +10,7 @@
 // packages are ready (bench/run.sh's probes show what that saves).
 //
 // It answers exactly as the cobra tree does, through the same functions
-// (cmdutil.RunHook, Claim, Release, Version, Factory.Finish;
+// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Version, Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
@@ -34,7 +34,8 @@ func init() {
 	}
 }
 
-// Run answers args when they are a hook call, a plain claim or release, or version,
+// Run answers args when they are a hook call, a plain check before-write,
+// claim or release, or version,
 // as cli.Run would: the same output, errors and exit code. It reports false, having
 // done nothing, for anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
@@ -68,6 +69,19 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		run = func(f *cmdutil.Factory) error {
 			useTools(f, tools)
 			return cmdutil.Claim(f, opts, scopes)
+		}
+	case "check":
+		if len(args) < 2 || args[1] != "before-write" {
+			return 0, false
+		}
+		set, _, tools, paths, ok := parseArgs(args[2:], []string{"json", "strict"}, nil)
+		if !ok {
+			return 0, false
+		}
+		opts := &cmdutil.CheckOptions{Strict: set["strict"], J: cmdutil.JSONFlags{JSON: set["json"]}}
+		run = func(f *cmdutil.Factory) error {
+			useTools(f, tools)
+			return cmdutil.CheckBeforeWrite(f, opts, paths)
 		}
 	case "release":
 		opts, tools, targets, ok := parseRelease(args[1:])

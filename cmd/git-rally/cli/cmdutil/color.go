@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"fmt"
@@ -13,17 +13,17 @@ import (
 // makes stdout count as a terminal (for tests and for tools that capture
 // a terminal), as GH_FORCE_TTY does for gh.
 
-// colorValue is --color=auto|always|never.
-type colorValue struct{ mode string }
+// ColorValue is --color=auto|always|never.
+type ColorValue struct{ mode string }
 
-func (v *colorValue) String() string {
+func (v *ColorValue) String() string {
 	if v.mode == "" {
 		return "auto"
 	}
 	return v.mode
 }
-func (v *colorValue) Type() string { return "when" }
-func (v *colorValue) Set(s string) error {
+func (v *ColorValue) Type() string { return "when" }
+func (v *ColorValue) Set(s string) error {
 	switch s {
 	case "auto", "always", "never":
 		v.mode = s
@@ -38,45 +38,56 @@ func (v *colorValue) Set(s string) error {
 	return fmt.Errorf("--color must be auto, always or never, not %q", s)
 }
 
-// outTerminal reports whether stdout w is a terminal (or RALLY_FORCE_TTY
+// OutTerminal reports whether stdout w is a terminal (or RALLY_FORCE_TTY
 // says to take it for one).
-func outTerminal(w io.Writer) bool {
-	return os.Getenv("RALLY_FORCE_TTY") == "1" || isTerminal(w)
+func OutTerminal(w io.Writer) bool {
+	return os.Getenv("RALLY_FORCE_TTY") == "1" || IsTerminal(w)
 }
 
-// colorOn decides once whether human output on stdout is coloured.
-func (f *factory) colorOn() bool {
+// IsTerminal reports whether w is a terminal.
+func IsTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// ColorOn decides once whether human output on stdout is coloured.
+func (f *Factory) ColorOn() bool {
 	if f.colorDecided {
 		return f.colorUse
 	}
 	f.colorDecided = true
-	switch f.color.mode {
+	switch f.Color.mode {
 	case "always":
 		f.colorUse = true
 	case "never":
 		f.colorUse = false
 	default:
-		f.colorUse = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && outTerminal(f.Out)
+		f.colorUse = os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb" && OutTerminal(f.Out)
 	}
 	return f.colorUse
 }
 
 // ANSI colours of the human output.
 const (
-	cRed    = "31"
-	cGreen  = "32"
-	cYellow = "33"
-	cBold   = "1"
-	cDim    = "2"
+	CRed    = "31"
+	CGreen  = "32"
+	CYellow = "33"
+	CBold   = "1"
+	CDim    = "2"
 )
 
-// painter colours s, or returns it as it is.
-type painter func(code, s string) string
+// Painter colours s, or returns it as it is.
+type Painter func(code, s string) string
 
 func plainPaint(_, s string) string { return s }
 
-func (f *factory) paint() painter {
-	if !f.colorOn() {
+// Paint is the Painter of the human output on stdout.
+func (f *Factory) Paint() Painter {
+	if !f.ColorOn() {
 		return plainPaint
 	}
 	return func(code, s string) string {
@@ -91,19 +102,19 @@ func (f *factory) paint() painter {
 func stateColor(s string) string {
 	switch strings.TrimSpace(s) {
 	case "stop", "stale", "expired", "CONTESTED", "OVERDUE", "bad":
-		return cRed
+		return CRed
 	case "warn", "idle", "acknowledged":
-		return cYellow
+		return CYellow
 	case "active", "live", "info", "open", "verified":
-		return cGreen
+		return CGreen
 	case "left":
-		return cDim
+		return CDim
 	}
 	return ""
 }
 
-// paintState colours a state word by what it means, keeping its padding.
-func paintState(p painter, s string) string {
+// PaintState colours a state word by what it means, keeping its padding.
+func PaintState(p Painter, s string) string {
 	c := stateColor(s)
 	if c == "" {
 		return s
