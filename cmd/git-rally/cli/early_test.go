@@ -88,6 +88,14 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"check", "before-write", "src/a.go", "--tool", "codex:peer"}, env: "RALLY_FORCE_TTY=1"},
 		{args: []string{"check", "before-write", "--tool", "x:1"}, tree: true},
 		{args: []string{"check", "before-complete", "--tool", "claude_code:me"}, tree: true},
+		{args: []string{"note", "--subject", "parser done", "--tool", "claude_code:me"}},
+		{args: []string{"note", "--subject=watch out", "--body", "the lexer", "--scope", "src/a.go", "--scope", "glob:src/*.go", "--severity", "warn", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"note", "--subject", "x", "--severity", "bogus", "--tool", "claude_code:me"}},
+		{args: []string{"note", "--subject", "   ", "--tool", "claude_code:me", "--json"}},
+		{args: []string{"note", "--subject", "re", "--ref", "f_nothere", "--tool", "claude_code:me"}},
+		{args: []string{"note", "--subject", "to you", "--target", "codex:peer", "--status", "binding", "--tool", "claude_code:me"}},
+		{args: []string{"note", "--subject", "x", "--scope", "../out", "--tool", "claude_code:me"}},
+		{args: []string{"note", "stray", "--subject", "x", "--tool", "claude_code:me"}, tree: true},
 		{args: []string{"version"}},
 		{args: []string{"version", "--json"}},
 		{args: []string{"log", "--json"}},
@@ -120,7 +128,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "version": true}; want[s.args[0]] && handled == s.tree {
+				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "version": true}; want[s.args[0]] && handled == s.tree {
 					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}
@@ -162,6 +170,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
 		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"},
 		{"check"}, {"check", "before-complete"}, {"check", "befor-write", "a.go"}, {"check", "before-write", "a.go", "--strict=true"}, {"check", "before-write", "-h"},
+		{"note", "x"}, {"note", "--subject"}, {"note", "--scope", "-a"}, {"note", "--subject", "x", "-h"},
 		{"release"}, {"release", "a.go", "--reason"}, {"release", "a.go", "--query", "x"}, {"release", "-h"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer
 		if _, ok := early.Run(args, strings.NewReader(""), &o, &e); ok || o.Len()+e.Len() > 0 {

@@ -10,12 +10,6 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-type simpleOptions struct {
-	subject, body, severity, ref, status, target string
-	scopes                                       []string
-	j                                            jsonFlags
-}
-
 var simpleShort = map[string]string{
 	facts.KindNote:     "Record a note",
 	facts.KindBlocker:  "Record a blocker; with --scope it stops writes to those paths until resolved",
@@ -25,61 +19,22 @@ var simpleShort = map[string]string{
 
 // newCmdSimple builds note, blocker, risk and decision.
 func newCmdSimple(f *factory, kind string) *cobra.Command {
-	opts := &simpleOptions{}
+	opts := &cmdutil.SimpleOptions{}
 	c := &cobra.Command{
 		Use:   kind + " --subject <text> [--scope S]... [--severity S] [--body B] [--ref ID]",
 		Short: simpleShort[kind],
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
-			if err != nil {
-				return err
-			}
-			if strings.TrimSpace(opts.subject) == "" {
-				return &usageError{Msg: kind + " needs --subject <text>"}
-			}
-			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Subject: opts.subject, Body: opts.body,
-				Severity: opts.severity, Status: opts.status, Target: opts.target}
-			if len(opts.scopes) > 0 {
-				if fact.Scopes, err = cmdutil.ParseScopes(f.Factory, opts.scopes); err != nil {
-					return err
-				}
-			}
-			if opts.severity != "" && !validSeverity(opts.severity) {
-				return usagef("bad --severity %q: want info, warn, high or critical", opts.severity)
-			}
-			if opts.ref != "" {
-				l, err := f.Ledger()
-				if err != nil {
-					return err
-				}
-				t, err := l.Find(opts.ref)
-				if err != nil {
-					return err
-				}
-				fact.Ref = t.ID
-			}
-			_, err = f.AppendFacts(&opts.j, facts.Simple(fact))
-			return err
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Simple(f.Factory, kind, opts) },
 	}
-	c.Flags().StringVar(&opts.subject, "subject", "", "one line")
-	c.Flags().StringVar(&opts.body, "body", "", "details")
-	c.Flags().StringArrayVar(&opts.scopes, "scope", nil, "a scope it concerns (repeat)")
-	c.Flags().StringVar(&opts.severity, "severity", "", "info, warn, high or critical")
-	c.Flags().StringVar(&opts.ref, "ref", "", "a fact it refers to")
-	c.Flags().StringVar(&opts.status, "status", "", "status, e.g. binding")
-	c.Flags().StringVar(&opts.target, "target", "", "who it is addressed to")
-	addJSONFlags(c, &opts.j)
+	c.Flags().StringVar(&opts.Subject, "subject", "", "one line")
+	c.Flags().StringVar(&opts.Body, "body", "", "details")
+	c.Flags().StringArrayVar(&opts.Scopes, "scope", nil, "a scope it concerns (repeat)")
+	c.Flags().StringVar(&opts.Severity, "severity", "", "info, warn, high or critical")
+	c.Flags().StringVar(&opts.Ref, "ref", "", "a fact it refers to")
+	c.Flags().StringVar(&opts.Status, "status", "", "status, e.g. binding")
+	c.Flags().StringVar(&opts.Target, "target", "", "who it is addressed to")
+	addJSONFlags(c, &opts.J)
 	return c
-}
-
-func validSeverity(s string) bool {
-	switch s {
-	case "info", "warn", "high", "critical", "low", "medium":
-		return true
-	}
-	return false
 }
 
 type retractOptions struct {

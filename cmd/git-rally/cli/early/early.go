@@ -1,5 +1,5 @@
 // Package early answers `git-rally hook`, `check before-write`, `claim`,
-// `release` and `version` from an init, before main and before cobra
+// `release`, `note` and `version` from an init, before main and before cobra
 // initialises: a hook or a check runs before every write an agent makes, a
 // claim and a release around each piece of work. Go initialises a package after the packages it
 // imports and otherwise in import-path order; a command run from cobra
@@ -10,7 +10,8 @@
 // packages are ready (bench/run.sh's probes show what that saves).
 //
 // It answers exactly as the cobra tree does, through the same functions
-// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Version, Finish;
+// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Simple, Version,
+// Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
@@ -25,6 +26,7 @@ import (
 	"strings"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -35,7 +37,7 @@ func init() {
 }
 
 // Run answers args when they are a hook call, a plain check before-write,
-// claim or release, or version,
+// claim, release or note, or version,
 // as cli.Run would: the same output, errors and exit code. It reports false, having
 // done nothing, for anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
@@ -83,6 +85,18 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 			useTools(f, tools)
 			return cmdutil.CheckBeforeWrite(f, opts, paths)
 		}
+	case "note":
+		set, vals, lists, tools, pos, ok := parseFlags(args[1:], []string{"json"},
+			[]string{"subject", "body", "severity", "ref", "status", "target"}, []string{"scope"})
+		if !ok || len(pos) > 0 {
+			return 0, false
+		}
+		opts := &cmdutil.SimpleOptions{Subject: vals["subject"], Body: vals["body"], Severity: vals["severity"], Ref: vals["ref"],
+			Status: vals["status"], Target: vals["target"], Scopes: lists["scope"], J: cmdutil.JSONFlags{JSON: set["json"]}}
+		run = func(f *cmdutil.Factory) error {
+			useTools(f, tools)
+			return cmdutil.Simple(f, facts.KindNote, opts)
+		}
 	case "release":
 		opts, tools, targets, ok := parseRelease(args[1:])
 		if !ok {
@@ -123,47 +137,58 @@ func useTools(f *cmdutil.Factory, tools []string) {
 // else (a short flag, --query, --, a value that looks like a flag, help
 // or a completion request, no positional) it leaves to the tree (ok false).
 func parseArgs(args []string, bools, strs []string) (set map[string]bool, vals map[string]string, tools, pos []string, ok bool) {
-	set, vals = map[string]bool{}, map[string]string{}
+	set, vals, _, tools, pos, ok = parseFlags(args, bools, strs, nil)
+	if len(pos) == 0 {
+		return nil, nil, nil, nil, false
+	}
+	return set, vals, tools, pos, ok
+}
+
+// parseFlags is parseArgs without its positional minimum, and with the
+// repeatable string flags arrays names (pflag's StringArray: every value,
+// in order, in lists).
+func parseFlags(args []string, bools, strs, arrays []string) (set map[string]bool, vals map[string]string, lists map[string][]string, tools, pos []string, ok bool) {
+	set, vals, lists = map[string]bool{}, map[string]string{}, map[string][]string{}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		if a == "help" || strings.HasPrefix(a, "__") {
-			return nil, nil, nil, nil, false // what the tree reads as help or completion
+			return nil, nil, nil, nil, nil, false // what the tree reads as help or completion
 		}
 		if !strings.HasPrefix(a, "-") {
 			pos = append(pos, a)
 			continue
 		}
 		if !strings.HasPrefix(a, "--") {
-			return nil, nil, nil, nil, false
+			return nil, nil, nil, nil, nil, false
 		}
 		name, val, hasVal := strings.Cut(a[2:], "=")
 		switch {
 		case slices.Contains(bools, name):
 			if hasVal {
-				return nil, nil, nil, nil, false
+				return nil, nil, nil, nil, nil, false
 			}
 			set[name] = true
-		case name == "tool" || slices.Contains(strs, name):
+		case name == "tool" || slices.Contains(strs, name) || slices.Contains(arrays, name):
 			if !hasVal {
 				if i+1 == len(args) || strings.HasPrefix(args[i+1], "-") {
-					return nil, nil, nil, nil, false
+					return nil, nil, nil, nil, nil, false
 				}
 				i++
 				val = args[i]
 			}
-			if name == "tool" {
+			switch {
+			case name == "tool":
 				tools = append(tools, val)
-			} else {
+			case slices.Contains(arrays, name):
+				lists[name] = append(lists[name], val)
+			default:
 				vals[name] = val
 			}
 		default:
-			return nil, nil, nil, nil, false
+			return nil, nil, nil, nil, nil, false
 		}
 	}
-	if len(pos) == 0 {
-		return nil, nil, nil, nil, false
-	}
-	return set, vals, tools, pos, true
+	return set, vals, lists, tools, pos, true
 }
 
 // parseClaim reads claim's arguments (parseArgs); --shared with
