@@ -3,6 +3,7 @@ package testscripts
 import (
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -63,5 +64,15 @@ func TestHotCommandsSkipServerInit(t *testing.T) {
 				}
 			}
 		}
+	}
+	// A repository that verifies signatures needs package sshsig, which
+	// initialises after cli/early: early leaves the claim to the tree.
+	run("git", "config", "rally.requireSigned", "true")
+	out := run("git-rally", "claim", "src/b.go")
+	if got := initialised(out); !got["github.com/spf13/cobra"] || !got["golang.org/x/crypto/ssh"] {
+		t.Errorf("claim under rally.requireSigned did not run in the tree:\n%s", out)
+	}
+	if !strings.Contains(out, "rally.requireSigned is set and rally.sign is not") {
+		t.Errorf("claim under rally.requireSigned: %s", out)
 	}
 }
