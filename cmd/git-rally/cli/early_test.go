@@ -12,17 +12,14 @@ import (
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/early"
 )
 
-// The hook and claim commands answer from cli/early's init in the
-// installed binary; they must answer exactly as the cobra tree does: the
-// same stdout, stderr and exit code, the same facts written. Two identical
-// repositories run the same session of hook calls, claims and commands
-// between them, one answered by early.Run where it answers, one by Run.
+// hook, check before-write, claim, release, note and version answer from
+// cli/early's init in the installed binary; they must answer exactly as
+// the cobra tree does: the same stdout, stderr and exit code, the same
+// facts written. Two identical repositories run the same session of hook
+// calls and commands, one answered by early.Run where it answers, one by
+// Run.
 func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
-	t.Setenv("RALLY_NOW", "2026-12-01T10:00:00Z")
-	t.Setenv("RALLY_TOOL", "")
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("RALLY_AUTOPACK", "0")
+	sessionEnv(t)
 	t.Setenv("RALLY_HOOK_STRICT", "")
 	t.Setenv("CLAUDE_ENV_FILE", "")
 	const sid = `"session_id":"5f2b7c1e-93aa-4c1b-b7a2-0d9e1c3f4a55"`
@@ -101,12 +98,8 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"log", "--json"}},
 	}
 	run := func(useEarly bool) []string {
-		dir := t.TempDir()
-		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v %s", err, out)
-		}
+		dir := chdirNewRepo(t)
 		os.MkdirAll(filepath.Join(dir, "src"), 0o777)
-		t.Chdir(dir)
 		var outs []string
 		for _, s := range session {
 			restore := func() {}
@@ -180,11 +173,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 	// A repository that signs: refs.SSH is linked in this test binary, so
 	// early answers; what it must not do is answer without it, which the
 	// installed binary's init order decides (TestHotCommandsSkipServerInit).
-	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
-	t.Chdir(dir)
+	chdirNewRepo(t)
 	exec.Command("git", "config", "rally.requireSigned", "true").Run()
 	var o, e bytes.Buffer
 	if _, ok := early.Run([]string{"hook", "git", "pre-commit"}, strings.NewReader(""), &o, &e); !ok {

@@ -14,11 +14,7 @@ import (
 // exit codes, the same facts written. Two identical repositories run the
 // same session, one with each tree.
 func TestHotCommandsBehaveAsInTheFullTree(t *testing.T) {
-	t.Setenv("RALLY_NOW", "2026-12-01T10:00:00Z")
-	t.Setenv("RALLY_TOOL", "")
-	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("RALLY_AUTOPACK", "0")
+	sessionEnv(t)
 	session := [][]string{
 		{"init"},
 		{"claim"}, {"claim", "--bogus", "x"}, {"claim", "a.go", "--lease", "nope", "--tool", "a:1"},
@@ -37,11 +33,7 @@ func TestHotCommandsBehaveAsInTheFullTree(t *testing.T) {
 		{"version"}, {"version", "--json"}, {"version", "x"},
 	}
 	run := func(full bool) []string {
-		dir := t.TempDir()
-		if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-			t.Fatalf("git init: %v %s", err, out)
-		}
-		t.Chdir(dir)
+		dir := chdirNewRepo(t)
 		fullTree = full
 		defer func() { fullTree = false }()
 		var outs []string
@@ -67,4 +59,24 @@ func TestHotCommandsBehaveAsInTheFullTree(t *testing.T) {
 			t.Errorf("no command in the session ended with %s", c)
 		}
 	}
+}
+
+// sessionEnv is the environment of the parity tests: a fixed clock, no
+// identity, no git configuration but the repository's, no background pack.
+func sessionEnv(t *testing.T) {
+	t.Setenv("RALLY_NOW", "2026-12-01T10:00:00Z")
+	t.Setenv("RALLY_TOOL", "")
+	t.Setenv("GIT_CONFIG_GLOBAL", "/dev/null")
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("RALLY_AUTOPACK", "0")
+}
+
+// chdirNewRepo makes a git repository and changes into it for the test.
+func chdirNewRepo(t *testing.T) string {
+	dir := t.TempDir()
+	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v %s", err, out)
+	}
+	t.Chdir(dir)
+	return dir
 }
