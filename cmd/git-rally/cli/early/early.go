@@ -37,15 +37,16 @@ func init() {
 }
 
 // Run answers args when they are a hook call, a plain check before-write,
-// claim, release or note, or version,
-// as cli.Run would: the same output, errors and exit code. It reports false, having
-// done nothing, for anything else.
+// claim, release or note, or version, as cli.Run would: the same output,
+// errors and exit code. It reports false, having done nothing, for
+// anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 	if len(args) == 0 {
 		return 0, false
 	}
 	var run func(f *cmdutil.Factory) error
-	ledger := true // the command reads the ledger
+	var tools []string // --tool, every one
+	ledger := true     // the command reads the ledger
 	switch args[0] {
 	case "version":
 		j := &cmdutil.JSONFlags{}
@@ -64,52 +65,45 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		}
 		run = func(f *cmdutil.Factory) error { return cmdutil.RunHook(f, args[1:]) }
 	case "claim":
-		opts, tools, scopes, ok := parseClaim(args[1:])
+		opts, t, scopes, ok := parseClaim(args[1:])
 		if !ok {
 			return 0, false
 		}
-		run = func(f *cmdutil.Factory) error {
-			useTools(f, tools)
-			return cmdutil.Claim(f, opts, scopes)
-		}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Claim(f, opts, scopes) }
 	case "check":
 		if len(args) < 2 || args[1] != "before-write" {
 			return 0, false
 		}
-		set, _, tools, paths, ok := parseArgs(args[2:], []string{"json", "strict"}, nil)
+		set, _, t, paths, ok := parseArgs(args[2:], []string{"json", "strict"}, nil)
 		if !ok {
 			return 0, false
 		}
 		opts := &cmdutil.CheckOptions{Strict: set["strict"], J: cmdutil.JSONFlags{JSON: set["json"]}}
-		run = func(f *cmdutil.Factory) error {
-			useTools(f, tools)
-			return cmdutil.CheckBeforeWrite(f, opts, paths)
-		}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.CheckBeforeWrite(f, opts, paths) }
 	case "note":
-		set, vals, lists, tools, pos, ok := parseFlags(args[1:], []string{"json"},
+		set, vals, lists, t, pos, ok := parseFlags(args[1:], []string{"json"},
 			[]string{"subject", "body", "severity", "ref", "status", "target"}, []string{"scope"})
 		if !ok || len(pos) > 0 {
 			return 0, false
 		}
 		opts := &cmdutil.SimpleOptions{Subject: vals["subject"], Body: vals["body"], Severity: vals["severity"], Ref: vals["ref"],
 			Status: vals["status"], Target: vals["target"], Scopes: lists["scope"], J: cmdutil.JSONFlags{JSON: set["json"]}}
-		run = func(f *cmdutil.Factory) error {
-			useTools(f, tools)
-			return cmdutil.Simple(f, facts.KindNote, opts)
-		}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Simple(f, facts.KindNote, opts) }
 	case "release":
-		opts, tools, targets, ok := parseRelease(args[1:])
+		opts, t, targets, ok := parseRelease(args[1:])
 		if !ok {
 			return 0, false
 		}
-		run = func(f *cmdutil.Factory) error {
-			useTools(f, tools)
-			return cmdutil.Release(f, opts, targets)
-		}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Release(f, opts, targets) }
 	default:
 		return 0, false
 	}
 	f := cmdutil.New(stdin, stdout, stderr)
+	// As the tree parses its flags before the command opens the ledger.
+	f.ToolList = tools
+	if len(tools) > 0 {
+		f.ToolFlag = tools[len(tools)-1]
+	}
 	if ledger {
 		if l, err := f.Ledger(); err == nil && l.Signing.Verifying() && refs.SSH == nil {
 			// Signing or verification is configured, and package sshsig
@@ -120,14 +114,6 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 	}
 	debug.SetGCPercent(cmdutil.HotGCPercent)
 	return f.Finish(args, run(f)), true
-}
-
-// useTools sets the --tool flags, as the tree's toolsValue does.
-func useTools(f *cmdutil.Factory, tools []string) {
-	f.ToolList = tools
-	if len(tools) > 0 {
-		f.ToolFlag = tools[len(tools)-1]
-	}
 }
 
 // parseArgs reads a command's arguments as the cobra tree does (pflag:
