@@ -54,7 +54,7 @@ func runAdopt(f *factory, opts *adoptOptions, name string) error {
 		return backendErr(err)
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, map[string]any{"session": name, "tool": fs[0].Tool, "target": fs[0].Target, "facts": cmdutil.RawFacts(fs)})
+		return f.PrintJSON(&opts.j, map[string]any{"session": name, "tool": fs[0].Tool, "target": fs[0].Target, "facts": cmdutil.RawFacts(fs)})
 	}
 	fmt.Fprintf(f.Out, "adopted %s pane %s as session %s (%s)\n", b.Name(), ident(fs[0].Target), ident(name), ident(fs[0].Tool))
 	fmt.Fprintf(f.Out, "  look     git rally capture %s\n  deliver  git rally inject %s --handoff <id>\n  stop     git rally stop %s\n", name, name, name)

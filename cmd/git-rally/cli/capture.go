@@ -68,7 +68,7 @@ func runCapture(f *factory, opts *captureOptions, name string) error {
 		lines[i] = facts.Sanitize(l, 4000)
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "lines": lines})
+		return f.PrintJSON(&opts.j, map[string]any{"session": s.Name, "lines": lines})
 	}
 	for _, l := range lines {
 		fmt.Fprintln(f.Out, l)

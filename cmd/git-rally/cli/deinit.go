@@ -119,7 +119,7 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 		out.State = true
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	for _, h := range out.Hooks {
 		fmt.Fprintf(f.Out, "removed rally's hook from %s\n", h)

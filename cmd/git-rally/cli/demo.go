@@ -83,7 +83,7 @@ func runDemo(f *factory, opts *demoOptions) error {
 		return err
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
+		return f.PrintJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
 	fmt.Fprintf(f.Out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
 		counts.ClaimsAccepted, counts.ClaimsRefused, counts.Handoffs, counts.Receipts, counts.Worktrees, counts.Risks)

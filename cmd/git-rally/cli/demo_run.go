@@ -191,8 +191,8 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 	defer os.Chdir(old)
 	for _, a := range agents {
 		if a.Managed {
-			demoTerminal = newFakeTerminal()
-			defer func() { demoTerminal = nil }()
+			cmdutil.DemoTerminal = newFakeTerminal()
+			defer func() { cmdutil.DemoTerminal = nil }()
 			break
 		}
 	}

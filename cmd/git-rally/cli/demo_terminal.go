@@ -3,14 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
-
-	"github.com/git-rally/git-rally/session"
 )
-
-// demoTerminal, set while demo plays a managed receiver, stands in for
-// every terminal backend: the run needs no tmux and prints the same every
-// time. Nothing else sets it.
-var demoTerminal session.Backend
 
 // fakeTerminal is a terminal backend that runs nothing: it remembers what
 // was started and what was pasted, and shows it back as the screen.

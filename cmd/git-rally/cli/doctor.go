@@ -110,7 +110,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	}
 	out.OK = len(out.Problems) == 0
 	if opts.j.On() {
-		if err := f.printJSON(&opts.j, out); err != nil {
+		if err := f.PrintJSON(&opts.j, out); err != nil {
 			return err
 		}
 	} else {

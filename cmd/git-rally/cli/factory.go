@@ -1,15 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"io"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
@@ -23,24 +18,32 @@ type factory struct {
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {
-	f := &factory{Factory: cmdutil.New(in, out, err)}
-	f.Factory.PrintJSON = f.printJSON
-	return f
+	return &factory{Factory: cmdutil.New(in, out, err)}
 }
 
 // jsonFlags are the output flags of every reading command.
 type jsonFlags = cmdutil.JSONFlags
 
 // Colour (cmdutil/color.go).
-type painter = cmdutil.Painter
+const cYellow = cmdutil.CYellow
 
-const (
-	cRed    = cmdutil.CRed
-	cYellow = cmdutil.CYellow
+// The room and what other commands share of it (cmdutil/room.go).
+type roomJSON = cmdutil.RoomJSON
+
+var (
+	toRoomJSON        = cmdutil.ToRoomJSON
+	ago               = cmdutil.Ago
+	orDefault         = cmdutil.OrDefault
+	verdictTag        = cmdutil.VerdictTag
+	verdictOf         = cmdutil.VerdictOf
+	factsWithVerdicts = cmdutil.FactsWithVerdicts
+	plural            = cmdutil.Plural
+	liveTargets       = cmdutil.LiveTargets
+	newBackend        = cmdutil.NewBackend
+	ident             = cmdutil.Ident
 )
 
 var (
-	paintState  = cmdutil.PaintState
 	isTerminal  = cmdutil.IsTerminal
 	outTerminal = cmdutil.OutTerminal
 )
@@ -48,39 +51,6 @@ var (
 func addJSONFlags(c *cobra.Command, j *jsonFlags) {
 	c.Flags().BoolVar(&j.JSON, "json", false, "print JSON")
 	c.Flags().StringVar(&j.Query, "query", "", "print only this gjson path of the JSON (implies --json)")
-}
-
-// printJSON writes v as indented JSON, or the part --query selects.
-func (f *factory) printJSON(j *jsonFlags, v any) error {
-	if j.Query == "" {
-		return writeIndented(f.Out, v)
-	}
-	buf, err := encodeIndented(v)
-	if err != nil {
-		return err
-	}
-	if !gjson.ValidBytes(buf.Bytes()) {
-		return fmt.Errorf("internal: invalid JSON output")
-	}
-	res := gjson.GetBytes(buf.Bytes(), j.Query)
-	if !res.Exists() {
-		return nil
-	}
-	if res.Type == gjson.String {
-		fmt.Fprintln(f.Out, res.String())
-		return nil
-	}
-	// An object or array picked out of the indented document keeps its
-	// old depth; indent it as --json would print it on its own. What
-	// gjson builds (a multipath {a,b}, a #(...)# list) is one compact
-	// line, and scripts match it as such.
-	var ind bytes.Buffer
-	if strings.Contains(res.Raw, "\n") && json.Indent(&ind, []byte(res.Raw), "", "  ") == nil {
-		fmt.Fprintln(f.Out, ind.String())
-		return nil
-	}
-	fmt.Fprintln(f.Out, res.Raw)
-	return nil
 }
 
 // toolsValue collects repeated --tool flags.

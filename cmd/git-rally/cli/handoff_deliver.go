@@ -33,7 +33,7 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 		if derr != nil {
 			out["delivery_error"] = derr.Error()
 		}
-		return f.printJSON(j, out)
+		return f.PrintJSON(j, out)
 	}
 	if err := f.WriteResult(j, fs); err != nil {
 		return err

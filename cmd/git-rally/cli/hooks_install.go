@@ -188,7 +188,7 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 		if out == nil {
 			out = []hookResultJSON{}
 		}
-		if err := f.printJSON(&opts.j, map[string]any{"hooks": out}); err != nil {
+		if err := f.PrintJSON(&opts.j, map[string]any{"hooks": out}); err != nil {
 			return err
 		}
 	}

@@ -60,7 +60,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 			if len(tools) > 1 {
 				out.Tools = tools
 			}
-			v, err := f.verifier()
+			v, err := f.Verifier()
 			if err != nil {
 				return err
 			}
@@ -76,7 +76,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 			}
 			out.Count = len(out.Items)
 			if j.On() {
-				return f.printJSON(&j, out)
+				return f.PrintJSON(&j, out)
 			}
 			fmt.Fprintf(f.Out, "inbox of %s: %d waiting\n", strings.Join(tools, ", "), out.Count)
 			printInboxItems(f, out.Items)
@@ -172,7 +172,7 @@ func newCmdNext(f *factory) *cobra.Command {
 				out.Overdue = append(out.Overdue, overdueJSON{ID: od.ID, Target: od.Target, Risk: risk})
 			}
 			if j.On() {
-				return f.printJSON(&j, out)
+				return f.PrintJSON(&j, out)
 			}
 			for i, s := range out.Suggestions {
 				fmt.Fprintf(f.Out, "%d. %s: %s\n   %s\n", i+1, s.Action, cmdutil.LocalizeTimes(s.Reason, time.Local), s.Command)

@@ -92,7 +92,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 		}
 		out.DryRun, out.Message = true, d.Message()
 		if opts.j.On() {
-			return f.printJSON(&opts.j, out)
+			return f.PrintJSON(&opts.j, out)
 		}
 		fmt.Fprintf(f.Out, "would paste into %s (%s):\n%s\n", ident(s.Name), ident(s.Target), out.Message)
 		return nil
@@ -103,7 +103,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 	}
 	out.Delivery, out.ReachedTarget, out.Facts = res.Delivery, res.ReachedTarget, res.Facts
 	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	what := "a message"
 	if d.Handoff != nil {

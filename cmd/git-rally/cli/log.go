@@ -60,7 +60,7 @@ func runLog(f *factory, opts *logOptions) error {
 		return err
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, factsWithVerdicts(v, sel))
+		return f.PrintJSON(&opts.j, factsWithVerdicts(v, sel))
 	}
 	now := f.MustNow()
 	defer f.startPager()()
@@ -116,7 +116,7 @@ func newCmdShow(f *factory) *cobra.Command {
 			}
 			raw := factsWithVerdicts(v, []*facts.Fact{fa})[0]
 			if j.On() {
-				return f.printJSON(&j, raw)
+				return f.PrintJSON(&j, raw)
 			}
 			var buf bytes.Buffer
 			json.Indent(&buf, raw, "", "  ")

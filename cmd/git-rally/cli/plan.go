@@ -83,7 +83,7 @@ func lintPlanFile(f *factory, name string) (*plan.Plan, []plan.Problem, error) {
 func (f *factory) alreadyInEffect(j *jsonFlags, note string) error {
 	fmt.Fprintf(f.Err, "git-rally: note: %s; nothing written\n", note)
 	if j.On() {
-		return f.printJSON(j, map[string]any{"facts": []any{}})
+		return f.PrintJSON(j, map[string]any{"facts": []any{}})
 	}
 	return nil
 }

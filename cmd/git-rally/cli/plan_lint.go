@@ -42,7 +42,7 @@ taken from the repository's top level. "-" reads the plan from stdin.`,
 			}
 			out := toLintJSON(canon, probs)
 			if j.On() {
-				if err := f.printJSON(&j, out); err != nil {
+				if err := f.PrintJSON(&j, out); err != nil {
 					return err
 				}
 			} else {

@@ -175,7 +175,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 		}
 	}
 	if opts.j.On() {
-		if err := f.printJSON(&opts.j, out); err != nil {
+		if err := f.PrintJSON(&opts.j, out); err != nil {
 			return err
 		}
 	} else {

@@ -73,7 +73,7 @@ fact's id. A task is done only when its taker reported it with evidence
 			}
 			out := toPlanStatusJSON(b)
 			if j.On() {
-				return f.printJSON(&j, out)
+				return f.PrintJSON(&j, out)
 			}
 			printPlanStatus(f.Out, out)
 			return nil
@@ -138,50 +138,6 @@ func printPlanStatus(w io.Writer, p planStatusJSON) {
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s(t.ID), t.State, who, s(strings.Join(t.Owns, " ")), extra)
 	}
 	tw.Flush()
-}
-
-// roomPlanJSON is an open plan as the room lists it.
-type roomPlanJSON struct {
-	Plan     string         `json:"plan"`
-	Fact     string         `json:"fact"`
-	Lead     string         `json:"lead"`
-	Done     int            `json:"done"`
-	Total    int            `json:"total"`
-	ByState  map[string]int `json:"by_state"`
-	CanClose bool           `json:"can_close"`
-}
-
-func roomPlans(st *facts.State) []roomPlanJSON {
-	var out []roomPlanJSON
-	for _, b := range plan.OpenBoards(st) {
-		rp := roomPlanJSON{Plan: b.Plan.ID, Fact: b.Record.Fact.ID, Lead: b.Record.Lead(), Done: b.Done, Total: b.Total,
-			CanClose: b.CanClose, ByState: map[string]int{}}
-		for _, v := range b.Tasks {
-			rp.ByState[v.State]++
-		}
-		out = append(out, rp)
-	}
-	return out
-}
-
-func printRoomPlans(w io.Writer, ps []roomPlanJSON) {
-	if len(ps) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nplans (%d)\n", len(ps))
-	for _, p := range ps {
-		var parts []string
-		for _, s := range []string{plan.Waiting, plan.Ready, plan.Taken, plan.Done} {
-			if n := p.ByState[s]; n > 0 {
-				parts = append(parts, fmt.Sprintf("%d %s", n, s))
-			}
-		}
-		extra := ""
-		if p.CanClose {
-			extra = ", can close"
-		}
-		fmt.Fprintf(w, "  %-16s lead %s: %s%s\n", facts.Sanitize(p.Plan, 64), facts.Sanitize(p.Lead, 128), strings.Join(parts, ", "), extra)
-	}
 }
 
 // addPlanSuggestions adds what the open plans ask of o to next's answer.

@@ -81,7 +81,7 @@ func newCmdWhoami(f *factory) *cobra.Command {
 				if o.Session != "" {
 					out["session"] = o.Session // omitted when empty, as the room does
 				}
-				return f.printJSON(&j, out)
+				return f.PrintJSON(&j, out)
 			}
 			fmt.Fprintln(f.Out, o.String())
 			return nil

@@ -109,7 +109,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		Scopes: p.Scopes, DryRun: opts.dryRun}
 	if opts.dryRun {
 		if opts.j.On() {
-			return f.printJSON(&opts.j, out)
+			return f.PrintJSON(&opts.j, out)
 		}
 		fmt.Fprintf(f.Out, "would run %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 		printPlanPlace(f, p)
@@ -135,7 +135,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	}
 	out.Facts, out.Hooks = cmdutil.RawFacts(res.Facts), res.Hooks
 	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	fmt.Fprintf(f.Out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 	printPlanPlace(f, p)

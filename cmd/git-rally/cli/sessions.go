@@ -2,11 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -85,7 +83,7 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 		out.Sessions = append(out.Sessions, toSessionJSON(in))
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	if len(out.Sessions) == 0 {
 		fmt.Fprintln(f.Out, "no managed sessions; start one: git rally run codex --task \"...\"")
@@ -100,43 +98,4 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen))
 	}
 	return nil
-}
-
-func ident(s string) string { return facts.Sanitize(s, 160) }
-
-// roomSessionJSON is a managed session as the room lists it (SPEC §8).
-type roomSessionJSON struct {
-	Session  string `json:"session"`
-	Tool     string `json:"tool"`
-	Agent    string `json:"agent"`
-	State    string `json:"state"`
-	Worktree string `json:"worktree"`
-}
-
-// roomSessions are the room's managed sessions; it asks tmux only when
-// one of them may be running.
-func roomSessions(st *facts.State) []roomSessionJSON {
-	out := []roomSessionJSON{}
-	b, err := newBackend("")
-	if err != nil {
-		return out
-	}
-	live, err := liveTargets(b, st)
-	if err != nil {
-		live = map[string]bool{}
-	}
-	for _, in := range session.List(st, live, nil) {
-		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
-	}
-	return out
-}
-
-func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
-	if len(ss) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
-	for _, s := range ss {
-		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree))
-	}
 }

@@ -56,7 +56,7 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 		fmt.Fprintf(f.Err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
+		return f.PrintJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
 			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": cmdutil.RawFacts(res.Facts)})
 	}
 	verb := map[bool]string{true: "would stop", false: "stopped"}[opts.dryRun]

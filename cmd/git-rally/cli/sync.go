@@ -140,7 +140,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		for _, rt := range res.Retracted {
 			out.Retracted = append(out.Retracted, rt.Ref)
 		}
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	w := f.Out
 	switch {
@@ -174,13 +174,6 @@ func runSync(f *factory, opts *syncOptions) error {
 		fmt.Fprintf(w, "retracted %s: another clone published the same claim-contested risk first\n", rt.Ref)
 	}
 	return nil
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return fmt.Sprintf("%d %ss", n, what)
 }
 
 func (f *factory) warnRewritten(res *facts.SyncResult, noPush bool) {

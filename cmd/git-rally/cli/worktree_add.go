@@ -73,7 +73,7 @@ func runWorktreeAdd(f *factory, opts *worktreeAddOptions, name string) error {
 		return err
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written),
+		return f.PrintJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written),
 			"worktree": worktreeAddJSON{Name: a.Name, Path: a.Path, Branch: a.Branch, Base: a.BaseCommit, BaseRev: a.BaseRev,
 				Session: a.Name, Tool: o.Tool}})
 	}

@@ -89,7 +89,7 @@ func runWorktreeList(f *factory, j *jsonFlags) error {
 	}
 	sort.Slice(rows, func(i, k int) bool { return rows[i].Name < rows[k].Name })
 	if j.On() {
-		return f.printJSON(j, map[string]any{"worktrees": rows})
+		return f.PrintJSON(j, map[string]any{"worktrees": rows})
 	}
 	if len(rows) == 0 {
 		fmt.Fprintln(f.Out, "no rally worktrees; create one with: git rally worktree add <name>")

@@ -115,7 +115,7 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 	}
 	out := toPlanJSON(p)
 	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+		return f.PrintJSON(&opts.j, out)
 	}
 	printPlan(f.Out, out)
 	return nil

@@ -122,7 +122,7 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 		return fmt.Errorf("the worktree is removed but recording it failed: %w", err)
 	}
 	if opts.j.On() {
-		return f.printJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written), "removed": worktreeRemoveJSON{
+		return f.PrintJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written), "removed": worktreeRemoveJSON{
 			Name: name, Path: rm.Path, Branch: rm.Branch, WorktreeRemoved: rm.RemovedWorktree, BranchDeleted: rm.DeletedBranch,
 			BranchKept: rm.KeptBranch, Dropped: nonNil(rm.Dropped), ClaimsClosed: closed}})
 	}

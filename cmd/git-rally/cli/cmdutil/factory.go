@@ -57,13 +57,7 @@ type Factory struct {
 // New returns a Factory on the given streams.
 func New(in io.Reader, out, err io.Writer) *Factory {
 	f := &Factory{In: in, Out: out, Err: err}
-	f.PrintJSON = func(_ *JSONFlags, v any) error {
-		buf, err := IndentedJSON(v)
-		if err == nil {
-			_, err = f.Out.Write(buf.Bytes())
-		}
-		return err
-	}
+	f.PrintJSON = f.printJSON
 	return f
 }
 

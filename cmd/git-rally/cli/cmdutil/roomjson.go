@@ -1,30 +1,34 @@
-package cli
+package cmdutil
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"time"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
+	"github.com/tidwall/gjson"
+
 	"github.com/git-rally/git-rally/facts"
 )
 
-// writeRoomJSON writes r exactly as cmdutil.IndentedJSON(r) does, byte for
+const chunkSize = 32 << 10
+
+// writeRoomJSON writes r exactly as IndentedJSON(r) does, byte for
 // byte, without encoding/json's reflection over every claim and without
 // indenting the document a second time: a room of 1,600 open claims is
 // 600 KB of claims of one fixed shape, appended here straight into the
 // output, while the small rest (peers, handoffs, totals...) goes through
 // indentedJSON field by field. TestRoomJSONMatchesIndentedJSON compares
 // the two on rooms with every field of claimJSON set.
-func writeRoomJSON(w io.Writer, r *roomJSON) error {
+func writeRoomJSON(w io.Writer, r *RoomJSON) error {
 	// The output goes out in chunks: a buffer of the whole document
 	// would be 600 KB of fresh pages for a room of 1,600 claims.
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
 	if r.stream != nil {
-		growPipe(w, 16<<10+len(r.stream.views)*450)
+		GrowPipe(w, 16<<10+len(r.stream.views)*450)
 	}
 	cw.b = append(cw.b, "{\n"...)
 	v := reflect.ValueOf(r).Elem()
@@ -54,7 +58,7 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 			}
 			continue
 		}
-		sub, err := cmdutil.IndentedJSON(fv.Interface())
+		sub, err := IndentedJSON(fv.Interface())
 		if err != nil {
 			return err
 		}
@@ -77,8 +81,6 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 	cw.flush()
 	return cw.err
 }
-
-const chunkSize = 32 << 10
 
 // chunkWriter collects output and writes it in chunks of about chunkSize;
 // the first write error sticks.
@@ -128,7 +130,7 @@ func (cw *chunkWriter) stream(s *claimStream) {
 			lastAt, lastLease = v.LeaseExpires, facts.FormatTime(v.LeaseExpires)
 		}
 		c := toClaimJSONLease(v, lastLease)
-		c.Verified = verdictOf(s.verifier, c.ID, c.Tool)
+		c.Verified = VerdictOf(s.verifier, c.ID, c.Tool)
 		cw.b = append(cw.b, "\n    "...)
 		cw.b = parts.appendClaim(cw.b, &c)
 		cw.flushFull()
@@ -325,27 +327,60 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-// encodeIndented is cmdutil.IndentedJSON(v), a room by writeRoomJSON.
+// encodeIndented is IndentedJSON(v), a room by writeRoomJSON.
 func encodeIndented(v any) (*bytes.Buffer, error) {
-	if r, ok := v.(*roomJSON); ok {
+	if r, ok := v.(*RoomJSON); ok {
 		var buf bytes.Buffer
 		if err := writeRoomJSON(&buf, r); err != nil {
 			return nil, err
 		}
 		return &buf, nil
 	}
-	return cmdutil.IndentedJSON(v)
+	return IndentedJSON(v)
 }
 
 // writeIndented writes encodeIndented(v) to w.
 func writeIndented(w io.Writer, v any) error {
-	if r, ok := v.(*roomJSON); ok {
+	if r, ok := v.(*RoomJSON); ok {
 		return writeRoomJSON(w, r)
 	}
-	buf, err := cmdutil.IndentedJSON(v)
+	buf, err := IndentedJSON(v)
 	if err != nil {
 		return err
 	}
 	_, err = w.Write(buf.Bytes())
 	return err
+}
+
+// printJSON writes v as indented JSON, or the part --query selects.
+func (f *Factory) printJSON(j *JSONFlags, v any) error {
+	if j.Query == "" {
+		return writeIndented(f.Out, v)
+	}
+	buf, err := encodeIndented(v)
+	if err != nil {
+		return err
+	}
+	if !gjson.ValidBytes(buf.Bytes()) {
+		return fmt.Errorf("internal: invalid JSON output")
+	}
+	res := gjson.GetBytes(buf.Bytes(), j.Query)
+	if !res.Exists() {
+		return nil
+	}
+	if res.Type == gjson.String {
+		fmt.Fprintln(f.Out, res.String())
+		return nil
+	}
+	// An object or array picked out of the indented document keeps its
+	// old depth; indent it as --json would print it on its own. What
+	// gjson builds (a multipath {a,b}, a #(...)# list) is one compact
+	// line, and scripts match it as such.
+	var ind bytes.Buffer
+	if strings.Contains(res.Raw, "\n") && json.Indent(&ind, []byte(res.Raw), "", "  ") == nil {
+		fmt.Fprintln(f.Out, ind.String())
+		return nil
+	}
+	fmt.Fprintln(f.Out, res.Raw)
+	return nil
 }

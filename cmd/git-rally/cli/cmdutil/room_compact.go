@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"fmt"
@@ -55,13 +55,13 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	}
 	for _, cl := range c.Claims {
 		out.Claims = append(out.Claims, compactClaimJSON{ID: cl.Fact.ID, Tool: cl.Fact.Tool, Session: cl.Fact.Session,
-			Scopes: cl.Fact.Scopes, Access: orDefault(cl.Fact.Access, facts.Exclusive), LeaseState: cl.LeaseState,
-			OwnerState: cl.OwnerState, Contested: cl.Contested, Verified: verdictOf(v, cl.Fact.ID, cl.Fact.Tool)})
+			Scopes: cl.Fact.Scopes, Access: OrDefault(cl.Fact.Access, facts.Exclusive), LeaseState: cl.LeaseState,
+			OwnerState: cl.OwnerState, Contested: cl.Contested, Verified: VerdictOf(v, cl.Fact.ID, cl.Fact.Tool)})
 	}
 	for _, h := range c.Handoffs {
 		j := toHandoffJSON(h)
 		j.Subject = facts.Sanitize(j.Subject, facts.CompactCap)
-		j.Verified = verdictOf(v, h.Fact.ID, h.Fact.Tool)
+		j.Verified = VerdictOf(v, h.Fact.ID, h.Fact.Tool)
 		out.Handoffs = append(out.Handoffs, j)
 	}
 	for _, b := range c.Blockers {
@@ -71,22 +71,22 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	}
 	for _, p := range c.Peers {
 		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
-			Verified: verdictOf(v, p.LastID, p.Tool)})
+			Verified: VerdictOf(v, p.LastID, p.Tool)})
 	}
 	return out
 }
 
-func runRoomCompact(f *factory, opts *roomOptions) error {
-	if opts.budget < 256 {
-		return usagef("--budget-bytes %d is too small: want at least 256", opts.budget)
+func runRoomCompact(f *Factory, opts *RoomOptions) error {
+	if opts.Budget < 256 {
+		return Usagef("--budget-bytes %d is too small: want at least 256", opts.Budget)
 	}
 	o, err := f.Asker()
 	if err != nil {
 		return err
 	}
 	var scopes []string
-	if len(opts.paths) > 0 {
-		if scopes, err = repoPaths(f, opts.paths); err != nil {
+	if len(opts.Paths) > 0 {
+		if scopes, err = repoPaths(f, opts.Paths); err != nil {
 			return err
 		}
 	}
@@ -94,33 +94,33 @@ func runRoomCompact(f *factory, opts *roomOptions) error {
 	if err != nil {
 		return err
 	}
-	v, err := f.verifier()
+	v, err := f.Verifier()
 	if err != nil {
 		return err
 	}
-	size := func(c *facts.Compact) int { return facts.JSONSize(toCompactJSON(c, opts.budget, v)) + 64 }
-	c := st.CompactRoom(o, scopes, opts.budget, f.MustNow(), size)
-	out := toCompactJSON(c, opts.budget, v)
+	size := func(c *facts.Compact) int { return facts.JSONSize(toCompactJSON(c, opts.Budget, v)) + 64 }
+	c := st.CompactRoom(o, scopes, opts.Budget, f.MustNow(), size)
+	out := toCompactJSON(c, opts.Budget, v)
 	out.Budget.EmittedBytes = facts.JSONSize(out)
-	out.Budget.OverBudget = out.Budget.EmittedBytes > opts.budget
-	if opts.j.On() {
-		return f.printJSON(&opts.j, out)
+	out.Budget.OverBudget = out.Budget.EmittedBytes > opts.Budget
+	if opts.J.On() {
+		return f.PrintJSON(&opts.J, out)
 	}
 	printCompact(f, out)
 	return nil
 }
 
-func printCompact(f *factory, c *compactJSON) {
+func printCompact(f *Factory, c *compactJSON) {
 	w := f.Out
 	fmt.Fprintf(w, "rally room for %s (advisory; %s)\n", c.Tool, c.Untrusted)
 	for _, h := range c.Handoffs {
-		fmt.Fprintf(w, "handoff %s from %s [%s]%s: %s\n", h.ID, h.From, h.State, verdictTag(h.Verified), h.Subject)
+		fmt.Fprintf(w, "handoff %s from %s [%s]%s: %s\n", h.ID, h.From, h.State, VerdictTag(h.Verified), h.Subject)
 	}
 	for _, b := range c.Blockers {
 		fmt.Fprintf(w, "blocker %s by %s %s: %s\n", b.ID, b.Tool, strings.Join(b.Scopes, " "), b.Subject)
 	}
 	for _, cl := range c.Claims {
-		fmt.Fprintf(w, "claim %s %s %s (%s, lease %s, owner %s)%s\n", cl.ID, cl.Tool, strings.Join(cl.Scopes, " "), cl.Access, cl.LeaseState, cl.OwnerState, verdictTag(cl.Verified))
+		fmt.Fprintf(w, "claim %s %s %s (%s, lease %s, owner %s)%s\n", cl.ID, cl.Tool, strings.Join(cl.Scopes, " "), cl.Access, cl.LeaseState, cl.OwnerState, VerdictTag(cl.Verified))
 	}
 	for _, p := range c.Peers {
 		fmt.Fprintf(w, "peer %s %s\n", p.Tool, p.State)

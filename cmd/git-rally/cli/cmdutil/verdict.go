@@ -1,4 +1,4 @@
-package cli
+package cmdutil
 
 import (
 	"bytes"
@@ -6,13 +6,12 @@ import (
 
 	"github.com/tidwall/gjson"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
 // verifier returns the ledger's Verifier, nil when no signing or
 // allowed-signers file is configured (then no output carries verdicts).
-func (f *factory) verifier() (*facts.Verifier, error) {
+func (f *Factory) Verifier() (*facts.Verifier, error) {
 	l, err := f.Ledger()
 	if err != nil {
 		return nil, err
@@ -20,16 +19,16 @@ func (f *factory) verifier() (*facts.Verifier, error) {
 	return l.Verifier()
 }
 
-// verdictOf is v's verdict on a fact, "" without a verifier.
-func verdictOf(v *facts.Verifier, id, tool string) string {
+// VerdictOf is v's verdict on a fact, "" without a verifier.
+func VerdictOf(v *facts.Verifier, id, tool string) string {
 	if v == nil || id == "" {
 		return ""
 	}
 	return v.Verdict(id, tool)
 }
 
-// verdictTag is the verdict as human output shows it after a line.
-func verdictTag(v string) string {
+// VerdictTag is the verdict as human output shows it after a line.
+func VerdictTag(v string) string {
 	if v == "" {
 		return ""
 	}
@@ -66,9 +65,9 @@ func withVerdict(raw json.RawMessage, v string) json.RawMessage {
 	return append(out, `"}`...)
 }
 
-// factsWithVerdicts is rawFacts with each fact's verdict.
-func factsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
-	out := cmdutil.RawFacts(fs)
+// FactsWithVerdicts is rawFacts with each fact's verdict.
+func FactsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
+	out := RawFacts(fs)
 	if v == nil {
 		return out
 	}
