@@ -93,6 +93,17 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"note", "--subject", "to you", "--target", "codex:peer", "--status", "binding", "--tool", "claude_code:me"}},
 		{args: []string{"note", "--subject", "x", "--scope", "../out", "--tool", "claude_code:me"}},
 		{args: []string{"note", "stray", "--subject", "x", "--tool", "claude_code:me"}, tree: true},
+		{args: []string{"room"}},
+		{args: []string{"room", "--json"}},
+		{args: []string{"room", "--json", "--path", "src/a.go", "--path", "src/held.go"}},
+		{args: []string{"room", "--path", "../out"}},
+		{args: []string{"room", "--compact", "--tool", "claude_code:me"}},
+		{args: []string{"room", "--compact", "--json", "--budget-bytes", "900", "--tool", "claude_code:me"}},
+		{args: []string{"room", "--compact", "--json", "--budget-bytes=0x40", "--tool", "codex:peer"}},
+		{args: []string{"room", "--compact"}},
+		{args: []string{"room", "--budget-bytes", "lots"}, tree: true},
+		{args: []string{"room", "--query", "claims.#"}, tree: true},
+		{args: []string{"room"}, env: "RALLY_FORCE_TTY=1"},
 		{args: []string{"version"}},
 		{args: []string{"version", "--json"}},
 		{args: []string{"log", "--json"}},
@@ -121,7 +132,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "version": true}; want[s.args[0]] && handled == s.tree {
+				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "room": true, "version": true}; want[s.args[0]] && handled == s.tree {
 					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}
@@ -163,6 +174,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
 		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"},
 		{"check"}, {"check", "before-complete"}, {"check", "befor-write", "a.go"}, {"check", "before-write", "a.go", "--strict=true"}, {"check", "before-write", "-h"},
+		{"room", "extra"}, {"room", "--bogus"}, {"room", "-j"}, {"room", "--budget-bytes", "x"},
 		{"note", "x"}, {"note", "--subject"}, {"note", "--scope", "-a"}, {"note", "--subject", "x", "-h"},
 		{"release"}, {"release", "a.go", "--reason"}, {"release", "a.go", "--query", "x"}, {"release", "-h"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {
 		var o, e bytes.Buffer

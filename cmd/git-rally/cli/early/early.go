@@ -1,5 +1,5 @@
 // Package early answers `git-rally hook`, `check before-write`, `claim`,
-// `release`, `note` and `version` from an init, before main and before cobra
+// `release`, `note`, `room` and `version` from an init, before main and before cobra
 // initialises: a hook or a check runs before every write an agent makes, a
 // claim and a release around each piece of work. Go initialises a package after the packages it
 // imports and otherwise in import-path order; a command run from cobra
@@ -10,8 +10,8 @@
 // packages are ready (bench/run.sh's probes show what that saves).
 //
 // It answers exactly as the cobra tree does, through the same functions
-// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Simple, Version,
-// Finish;
+// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Simple, Room,
+// Version, Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
@@ -23,6 +23,7 @@ import (
 	"os"
 	"runtime/debug"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
@@ -37,7 +38,7 @@ func init() {
 }
 
 // Run answers args when they are a hook call, a plain check before-write,
-// claim, release or note, or version, as cli.Run would: the same output,
+// claim, release, note or room, or version, as cli.Run would: the same output,
 // errors and exit code. It reports false, having done nothing, for
 // anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
@@ -89,6 +90,20 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		opts := &cmdutil.SimpleOptions{Subject: vals["subject"], Body: vals["body"], Severity: vals["severity"], Ref: vals["ref"],
 			Status: vals["status"], Target: vals["target"], Scopes: lists["scope"], J: cmdutil.JSONFlags{JSON: set["json"]}}
 		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Simple(f, facts.KindNote, opts) }
+	case "room":
+		set, vals, lists, t, pos, ok := parseFlags(args[1:], []string{"json", "compact"}, []string{"budget-bytes"}, []string{"path"})
+		if !ok || len(pos) > 0 {
+			return 0, false
+		}
+		opts := &cmdutil.RoomOptions{Compact: set["compact"], Budget: 6000, Paths: lists["path"], J: cmdutil.JSONFlags{JSON: set["json"]}}
+		if b, has := vals["budget-bytes"]; has {
+			n, err := strconv.ParseInt(b, 0, 0) // as pflag's IntVar
+			if err != nil {
+				return 0, false
+			}
+			opts.Budget = int(n)
+		}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Room(f, opts) }
 	case "release":
 		opts, t, targets, ok := parseRelease(args[1:])
 		if !ok {
