@@ -93,6 +93,16 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"note", "--subject", "to you", "--target", "codex:peer", "--status", "binding", "--tool", "claude_code:me"}},
 		{args: []string{"note", "--subject", "x", "--scope", "../out", "--tool", "claude_code:me"}},
 		{args: []string{"note", "stray", "--subject", "x", "--tool", "claude_code:me"}, tree: true},
+		{args: []string{"whoami", "--tool", "claude_code:me"}},
+		{args: []string{"whoami", "--json"}, env: "RALLY_TOOL=codex:peer"},
+		{args: []string{"whoami"}},
+		{args: []string{"enter", "--tool", "gemini:g1", "--subject", "looking around"}},
+		{args: []string{"enter", "--tool", "gemini:g1", "--json"}},
+		{args: []string{"leave", "--tool", "gemini:g1"}},
+		{args: []string{"leave", "--tool", "gemini:g1", "--json"}},
+		{args: []string{"leave", "--tool", "nobody:here", "--subject", "bye"}},
+		{args: []string{"enter"}},
+		{args: []string{"enter", "extra", "--tool", "x:1"}, tree: true},
 		{args: []string{"room"}},
 		{args: []string{"room", "--json"}},
 		{args: []string{"room", "--json", "--path", "src/a.go", "--path", "src/held.go"}},
@@ -132,7 +142,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "room": true, "version": true}; want[s.args[0]] && handled == s.tree {
+				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "room": true, "enter": true, "leave": true, "whoami": true, "version": true}; want[s.args[0]] && handled == s.tree {
 					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}
@@ -174,6 +184,7 @@ func TestEarlyLeavesToTheTree(t *testing.T) {
 		{"claim", "a.go", "--shared", "--advisory"}, {"claim", "a.go", "--subject"}, {"claim", "a.go", "--subject", "-x"}, {"claim", "a.go", "--bogus"},
 		{"claim", "a.go", "--color", "never"}, {"claim", "help"}, {"claim", "__complete", "a"},
 		{"check"}, {"check", "before-complete"}, {"check", "befor-write", "a.go"}, {"check", "before-write", "a.go", "--strict=true"}, {"check", "before-write", "-h"},
+		{"whoami", "x"}, {"whoami", "--subject", "s"}, {"enter", "--query", "x"}, {"leave", "-h"},
 		{"room", "extra"}, {"room", "--bogus"}, {"room", "-j"}, {"room", "--budget-bytes", "x"},
 		{"note", "x"}, {"note", "--subject"}, {"note", "--scope", "-a"}, {"note", "--subject", "x", "-h"},
 		{"release"}, {"release", "a.go", "--reason"}, {"release", "a.go", "--query", "x"}, {"release", "-h"}, {"note", "x"}, {"version", "x"}, {"version", "--query", "go"}, {"version", "-h"}} {

@@ -1,13 +1,9 @@
 package cli
 
 import (
-	"fmt"
-
-	"time"
-
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 type presenceOptions struct {
@@ -21,14 +17,7 @@ func newCmdEnter(f *factory) *cobra.Command {
 		Use:   "enter [--subject <text>]",
 		Short: "Say you are here (a presence fact)",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
-			if err != nil {
-				return err
-			}
-			_, err = f.AppendFacts(&opts.j, facts.Simple(&facts.Fact{Kind: facts.KindPresence, Tool: o.Tool, Session: o.Session, Subject: opts.subject}))
-			return err
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Enter(f.Factory, opts.subject, &opts.j) },
 	}
 	c.Flags().StringVar(&opts.subject, "subject", "", "what you are doing")
 	addJSONFlags(c, &opts.j)
@@ -41,24 +30,7 @@ func newCmdLeave(f *factory) *cobra.Command {
 		Use:   "leave",
 		Short: "Leave the room; closes all your claims",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
-			if err != nil {
-				return err
-			}
-			_, err = f.AppendFacts(&opts.j, func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
-				n := len(st.OwnedClaims(o))
-				if p := st.Peers[o.String()]; n == 0 && (p == nil || p.Left) {
-					return nil, &facts.NoChange{Msg: o.String() + " is not in the room (left already); nothing written"}
-				}
-				subj := opts.subject
-				if subj == "" {
-					subj = fmt.Sprintf("leaving; closes %d claim(s)", n)
-				}
-				return []*facts.Fact{{Kind: facts.KindLeave, Tool: o.Tool, Session: o.Session, Subject: subj}}, nil
-			})
-			return err
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Leave(f.Factory, opts.subject, &opts.j) },
 	}
 	c.Flags().StringVar(&opts.subject, "subject", "", "a parting note")
 	addJSONFlags(c, &opts.j)
@@ -71,21 +43,7 @@ func newCmdWhoami(f *factory) *cobra.Command {
 		Use:   "whoami",
 		Short: "Print the identity writing commands would use",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Identity()
-			if err != nil {
-				return err
-			}
-			if j.On() {
-				out := map[string]string{"tool": o.Tool, "owner": o.String()}
-				if o.Session != "" {
-					out["session"] = o.Session // omitted when empty, as the room does
-				}
-				return f.PrintJSON(&j, out)
-			}
-			fmt.Fprintln(f.Out, o.String())
-			return nil
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Whoami(f.Factory, &j) },
 	}
 	addJSONFlags(c, &j)
 	return c
