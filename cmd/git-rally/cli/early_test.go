@@ -93,6 +93,11 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 		{args: []string{"note", "--subject", "to you", "--target", "codex:peer", "--status", "binding", "--tool", "claude_code:me"}},
 		{args: []string{"note", "--subject", "x", "--scope", "../out", "--tool", "claude_code:me"}},
 		{args: []string{"note", "stray", "--subject", "x", "--tool", "claude_code:me"}, tree: true},
+		{args: []string{"handoff", "--target", "claude_code:me", "--subject", "please review src/a.go", "--tool", "codex:peer"}},
+		{args: []string{"inbox", "--tool", "claude_code:me"}},
+		{args: []string{"inbox", "--tool", "claude_code:me", "--tool", "codex:peer", "--json"}},
+		{args: []string{"inbox"}},
+		{args: []string{"inbox", "--json", "--tool", "claude_code:me"}, env: "RALLY_NOW=2026-12-03T10:00:00Z"},
 		{args: []string{"whoami", "--tool", "claude_code:me"}},
 		{args: []string{"whoami", "--json"}, env: "RALLY_TOOL=codex:peer"},
 		{args: []string{"whoami"}},
@@ -142,7 +147,7 @@ func TestEarlyBehavesAsTheCobraTree(t *testing.T) {
 			code, handled := 0, false
 			if useEarly {
 				code, handled = early.Run(s.args, in, &o, &e)
-				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "room": true, "enter": true, "leave": true, "whoami": true, "version": true}; want[s.args[0]] && handled == s.tree {
+				if want := map[string]bool{"hook": true, "check": true, "claim": true, "release": true, "note": true, "room": true, "inbox": true, "enter": true, "leave": true, "whoami": true, "version": true}; want[s.args[0]] && handled == s.tree {
 					t.Errorf("early.Run answered %v: %v; want %v", s.args, handled, !s.tree)
 				}
 			}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"io"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -65,5 +64,3 @@ func (v *toolsValue) Set(s string) error {
 }
 
 func (f *factory) tools() []string { return f.ToolList }
-
-func secs(n int64) time.Duration { return time.Duration(n) * time.Second }

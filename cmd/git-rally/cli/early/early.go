@@ -1,6 +1,6 @@
 // Package early answers `git-rally hook`, `check before-write`, `claim`,
-// `release`, `note`, `room`, `enter`, `leave`, `whoami` and `version`
-// from an init, before main and before cobra
+// `release`, `note`, `room`, `inbox`, `enter`, `leave`, `whoami` and
+// `version` from an init, before main and before cobra
 // initialises: a hook or a check runs before every write an agent makes, a
 // claim and a release around each piece of work. Go initialises a package after the packages it
 // imports and otherwise in import-path order; a command run from cobra
@@ -12,7 +12,7 @@
 //
 // It answers exactly as the cobra tree does, through the same functions
 // (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Simple, Room,
-// Enter, Leave, Whoami, Version, Finish;
+// Inbox, Enter, Leave, Whoami, Version, Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
 // or verifies facts: refs and facts reach the SSH code through refs.SSH,
@@ -39,8 +39,8 @@ func init() {
 }
 
 // Run answers args when they are a hook call, a plain check before-write,
-// claim, release, note, room, enter, leave or whoami, or version, as
-// cli.Run would: the same output,
+// claim, release, note, room, inbox, enter, leave or whoami, or version,
+// as cli.Run would: the same output,
 // errors and exit code. It reports false, having done nothing, for
 // anything else.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
@@ -121,6 +121,13 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 			"leave":  func(f *cmdutil.Factory) error { return cmdutil.Leave(f, vals["subject"], j) },
 			"whoami": func(f *cmdutil.Factory) error { return cmdutil.Whoami(f, j) },
 		}[args[0]]
+	case "inbox":
+		set, _, _, t, pos, ok := parseFlags(args[1:], []string{"json"}, nil, nil)
+		if !ok || len(pos) > 0 {
+			return 0, false
+		}
+		j := &cmdutil.JSONFlags{JSON: set["json"]}
+		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Inbox(f, j) }
 	case "release":
 		opts, t, targets, ok := parseRelease(args[1:])
 		if !ok {
