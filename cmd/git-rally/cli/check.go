@@ -25,17 +25,7 @@ func newCmdCheck(f *factory) *cobra.Command {
 		Use:   "before-complete [--strict]",
 		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
 		Args:  cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error {
-			o, err := f.Asker()
-			if err != nil {
-				return err
-			}
-			st, err := f.State()
-			if err != nil {
-				return err
-			}
-			return cmdutil.PrintCheck(f.Factory, copts, o, st.CheckBeforeComplete(o, f.MustNow()))
-		},
+		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.CheckBeforeComplete(f.Factory, copts) },
 	}
 	bc.Flags().BoolVar(&copts.Strict, "strict", false, "exit 4 when a finding says stop")
 	addJSONFlags(bc, &copts.J)

@@ -41,6 +41,20 @@ func CheckBeforeWrite(f *Factory, opts *CheckOptions, args []string) error {
 	return PrintCheck(f, opts, o, res)
 }
 
+// CheckBeforeComplete answers check before-complete: stops on claims the
+// caller holds, warnings on its blockers and unresolved handoffs.
+func CheckBeforeComplete(f *Factory, opts *CheckOptions) error {
+	o, err := f.Asker()
+	if err != nil {
+		return err
+	}
+	st, err := f.State()
+	if err != nil {
+		return err
+	}
+	return PrintCheck(f, opts, o, st.CheckBeforeComplete(o, f.MustNow()))
+}
+
 // PrintCheck prints a check's result; --strict makes a stop exit 4.
 func PrintCheck(f *Factory, opts *CheckOptions, o facts.Owner, res facts.CheckResult) error {
 	out := toCheckJSON(o, res)

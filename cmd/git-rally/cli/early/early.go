@@ -1,4 +1,4 @@
-// Package early answers `git-rally hook`, `check before-write`, `claim`,
+// Package early answers `git-rally hook`, `check`, `claim`,
 // `release`, `note`, `room`, `inbox`, `enter`, `leave`, `whoami` and
 // `version` from an init, before main and before cobra
 // initialises: a hook or a check runs before every write an agent makes, a
@@ -11,7 +11,7 @@
 // packages are ready (bench/run.sh's probes show what that saves).
 //
 // It answers exactly as the cobra tree does, through the same functions
-// (cmdutil.RunHook, CheckBeforeWrite, Claim, Release, Simple, Room,
+// (cmdutil.RunHook, CheckBeforeWrite, CheckBeforeComplete, Claim, Release, Simple, Room,
 // Inbox, Enter, Leave, Whoami, Version, Finish;
 // TestEarlyBehavesAsTheCobraTree). What it is not sure of (help, a flag
 // it does not read) it leaves to the tree, and so a repository that signs
@@ -38,7 +38,7 @@ func init() {
 	}
 }
 
-// Run answers args when they are a hook call, a plain check before-write,
+// Run answers args when they are a hook call, a plain check,
 // claim, release, note, room, inbox, enter, leave or whoami, or version,
 // as cli.Run would: the same output,
 // errors and exit code. It reports false, having done nothing, for
@@ -74,15 +74,18 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) (int, bool) {
 		}
 		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.Claim(f, opts, scopes) }
 	case "check":
-		if len(args) < 2 || args[1] != "before-write" {
+		if len(args) < 2 || args[1] != "before-write" && args[1] != "before-complete" {
 			return 0, false
 		}
-		set, _, t, paths, ok := parseArgs(args[2:], []string{"json", "strict"}, nil)
-		if !ok {
-			return 0, false
+		set, _, _, t, paths, ok := parseFlags(args[2:], []string{"json", "strict"}, nil, nil)
+		if !ok || (len(paths) == 0) == (args[1] == "before-write") {
+			return 0, false // before-write needs paths, before-complete takes none
 		}
 		opts := &cmdutil.CheckOptions{Strict: set["strict"], J: cmdutil.JSONFlags{JSON: set["json"]}}
 		tools, run = t, func(f *cmdutil.Factory) error { return cmdutil.CheckBeforeWrite(f, opts, paths) }
+		if args[1] == "before-complete" {
+			run = func(f *cmdutil.Factory) error { return cmdutil.CheckBeforeComplete(f, opts) }
+		}
 	case "note":
 		set, vals, lists, t, pos, ok := parseFlags(args[1:], []string{"json"},
 			[]string{"subject", "body", "severity", "ref", "status", "target"}, []string{"scope"})
