@@ -88,7 +88,7 @@ func checkPaths(f *Factory, o facts.Owner, args []string) (facts.CheckResult, er
 		if err != nil {
 			return facts.CheckResult{}, err
 		}
-		if err := GlobHint(a, sc, pc); err != nil {
+		if err := globHint(a, sc, pc); err != nil {
 			return facts.CheckResult{}, err
 		}
 		scopes = append(scopes, sc)

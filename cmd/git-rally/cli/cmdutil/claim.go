@@ -19,6 +19,7 @@ type ClaimOptions struct {
 	J                          JSONFlags
 }
 
+// Claim claims the scopes in args for the caller (claim).
 func Claim(f *Factory, opts *ClaimOptions, args []string) error {
 	o, err := f.Identity()
 	if err != nil {
@@ -48,6 +49,8 @@ func Claim(f *Factory, opts *ClaimOptions, args []string) error {
 	return err
 }
 
+// ParseScopes reads scope arguments against the current worktree, once
+// each, refusing a plain path that looks like a pattern.
 func ParseScopes(f *Factory, args []string) ([]string, error) {
 	pc, err := f.PathContext()
 	if err != nil {
@@ -60,7 +63,7 @@ func ParseScopes(f *Factory, args []string) ([]string, error) {
 		if err != nil {
 			return nil, err
 		}
-		if err := GlobHint(a, s, pc); err != nil {
+		if err := globHint(a, s, pc); err != nil {
 			return nil, err
 		}
 		if !seen[s.String()] {
@@ -74,7 +77,7 @@ func ParseScopes(f *Factory, args []string) ([]string, error) {
 // globHint refuses a plain path with pattern characters that names no
 // file: claim 'src/*.ts' would hold one file literally named "*.ts" and
 // leave every .ts file free. A typed scope (file:, glob:) says what it means.
-func GlobHint(arg string, s facts.Scope, pc facts.PathContext) error {
+func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
 	if (s.Kind != "file" && s.Kind != "dir") || strings.HasPrefix(arg, s.Kind+":") || !strings.ContainsAny(arg, "*?[") {
 		return nil
 	}

@@ -16,6 +16,7 @@ import (
 // ColorValue is --color=auto|always|never.
 type ColorValue struct{ mode string }
 
+// String, Type and Set make ColorValue a pflag value.
 func (v *ColorValue) String() string {
 	if v.mode == "" {
 		return "auto"

@@ -54,6 +54,7 @@ const (
 	ExitStop    = 4
 )
 
+// Classify turns an error into its exit code, message and hint.
 func Classify(err error) (int, string, string) {
 	var (
 		ue *UsageError
@@ -93,15 +94,15 @@ func Classify(err error) (int, string, string) {
 	}
 	msg := err.Error()
 	if strings.HasPrefix(msg, "unknown command ") {
-		return RootUnknown(msg)
+		return rootUnknown(msg)
 	}
-	if IsCobraUsage(msg) {
+	if isCobraUsage(msg) {
 		return ExitUsage, msg, "git rally help"
 	}
 	return ExitFailure, msg, ""
 }
 
-func IsCobraUsage(msg string) bool {
+func isCobraUsage(msg string) bool {
 	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
 		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "at least one of the flags in the group", "none of the others can be"} {
 		if strings.Contains(msg, p) {
@@ -114,7 +115,7 @@ func IsCobraUsage(msg string) bool {
 // rootUnknown rewrites cobra's multi-line error for an unknown top-level
 // command ("unknown command "x" for "git-rally"\n\nDid you mean this?\n\ty")
 // into one error line and a hint.
-func RootUnknown(msg string) (int, string, string) {
+func rootUnknown(msg string) (int, string, string) {
 	first, rest, _ := strings.Cut(msg, "\n")
 	first = strings.Replace(first, `for "git-rally"`, `for "git rally"`, 1)
 	var sugg []string
@@ -147,7 +148,7 @@ type conflictJSON struct {
 }
 
 // errorCode is the stable kebab-case name of a failure.
-func ErrorCode(err error) string {
+func errorCode(err error) string {
 	var (
 		ue *UsageError
 		re *facts.RefusedError
@@ -181,7 +182,7 @@ func ErrorCode(err error) string {
 	if strings.HasPrefix(err.Error(), "unknown command ") {
 		return "unknown-command"
 	}
-	if IsCobraUsage(err.Error()) {
+	if isCobraUsage(err.Error()) {
 		return "usage"
 	}
 	return "error"
@@ -190,12 +191,12 @@ func ErrorCode(err error) string {
 // printErrorJSON prints the error object when the command line asked for
 // JSON. A --query applies to it too (--query error.code).
 func (f *Factory) PrintErrorJSON(args []string, err error, code int, msg, hint string) {
-	j := JSONFromArgs(args)
+	j := jsonFromArgs(args)
 	var ee *ExitError
 	if !j.On() || errors.As(err, &ee) || (j.Query != "" && ValidQuery(j.Query) != nil) {
 		return
 	}
-	e := errorJSON{Exit: code, Code: ErrorCode(err), Message: facts.Sanitize(msg, 2000), Hints: []string{}}
+	e := errorJSON{Exit: code, Code: errorCode(err), Message: facts.Sanitize(msg, 2000), Hints: []string{}}
 	for _, h := range strings.Split(hint, "\n") {
 		if h != "" {
 			e.Hints = append(e.Hints, facts.Sanitize(h, 2000))
@@ -221,7 +222,7 @@ func (f *Factory) PrintErrorJSON(args []string, err error, code int, msg, hint s
 
 // jsonFromArgs reads --json and --query from the raw arguments, so the
 // error object is printed even when flag parsing is what failed.
-func JSONFromArgs(args []string) JSONFlags {
+func jsonFromArgs(args []string) JSONFlags {
 	var j JSONFlags
 	for i := 0; i < len(args); i++ {
 		a := args[i]

@@ -24,12 +24,14 @@ import (
 // UsageError is bad command-line input: exit 2.
 type UsageError struct{ Msg, Hint, Code string }
 
+// Error is the message.
 func (e *UsageError) Error() string { return e.Msg }
 
 // ExitError carries an exit code with no message (check --strict, a
 // hook's denial).
 type ExitError struct{ Code int }
 
+// Error names the exit code.
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
 // Factory gives commands what they share: the streams, the repository,

@@ -42,6 +42,7 @@ type JSONFlags struct {
 	Query string
 }
 
+// On reports whether JSON is asked for.
 func (j *JSONFlags) On() bool { return j.JSON || j.Query != "" }
 
 // indentedJSON encodes v as encoding/json's Encoder does with

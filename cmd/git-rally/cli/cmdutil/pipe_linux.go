@@ -8,12 +8,12 @@ import (
 	"syscall"
 )
 
-// GrowPipe lets a pipe that w writes into hold n bytes (up to 1 MiB, the
+// growPipe lets a pipe that w writes into hold n bytes (up to 1 MiB, the
 // unprivileged limit), so a large output (room --json with many claims:
 // 400 bytes a claim) goes out without waiting, 64 KiB at a time, for the
 // reader to make room; the process can finish while it reads. Anything
 // but a pipe, and any error, leaves things as they are.
-func GrowPipe(w io.Writer, n int) {
+func growPipe(w io.Writer, n int) {
 	const setPipeSize = 1031 // F_SETPIPE_SZ
 	f, ok := w.(*os.File)
 	if !ok || n <= 64<<10 {

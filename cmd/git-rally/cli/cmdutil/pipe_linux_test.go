@@ -24,11 +24,11 @@ func TestGrowPipe(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	before := size(w)
-	GrowPipe(w, 32<<10)
+	growPipe(w, 32<<10)
 	if got := size(w); got != before {
 		t.Errorf("a 32 KiB output changed the pipe from %d to %d bytes", before, got)
 	}
-	GrowPipe(w, 700<<10)
+	growPipe(w, 700<<10)
 	if got := size(w); got < 700<<10 {
 		t.Errorf("a 700 KiB output left the pipe at %d bytes", got)
 	}

@@ -4,5 +4,5 @@ package cmdutil
 
 import "io"
 
-// GrowPipe grows a pipe on Linux only.
-func GrowPipe(w io.Writer, n int) {}
+// growPipe grows a pipe on Linux only.
+func growPipe(w io.Writer, n int) {}

@@ -87,6 +87,7 @@ type totalsJSON struct {
 	Ignored int `json:"ignored,omitempty"`
 }
 
+// RoomJSON is room --json.
 type RoomJSON struct {
 	Head      string            `json:"head"`
 	Clock     int64             `json:"clock"`
@@ -104,6 +105,7 @@ type RoomJSON struct {
 	stream *claimStream
 }
 
+// Room prints the room (room, room --compact).
 func Room(f *Factory, opts *RoomOptions) error {
 	if opts.Compact {
 		return runRoomCompact(f, opts)
@@ -128,14 +130,14 @@ func Room(f *Factory, opts *RoomOptions) error {
 	if opts.J.On() {
 		// The claims go from the views straight into the output.
 		out := toRoomJSONWithout(room)
-		out.Sessions, out.Plans, out.Totals.Ignored = RoomSessions(st), RoomPlans(st), f.Opened().Ignored
+		out.Sessions, out.Plans, out.Totals.Ignored = roomSessions(st), roomPlans(st), f.Opened().Ignored
 		addRoomVerdicts(v, &out, room)
 		out.stream = &claimStream{views: room.Claims, verifier: v}
 		return f.PrintJSON(&opts.J, &out)
 	}
 	out := ToRoomJSON(room)
-	out.Sessions = RoomSessions(st)
-	out.Plans = RoomPlans(st)
+	out.Sessions = roomSessions(st)
+	out.Plans = roomPlans(st)
 	addRoomVerdicts(v, &out, room)
 	out.Totals.Ignored = f.Opened().Ignored
 	printRoom(f.Out, out, now, f.Paint())
@@ -191,6 +193,7 @@ func toNoteJSON(n *facts.Fact) noteJSON {
 		Scopes: n.Scopes, Severity: n.Severity, Ref: n.Ref, At: n.At}
 }
 
+// ToRoomJSON is the room as room --json prints it.
 func ToRoomJSON(r *facts.Room) RoomJSON {
 	out := toRoomJSONWithout(r)
 	out.Claims = make([]claimJSON, 0, len(r.Claims))
@@ -244,6 +247,7 @@ func addRoomVerdicts(v *facts.Verifier, out *RoomJSON, room *facts.Room) {
 	}
 }
 
+// OrDefault is s, or d when s is empty.
 func OrDefault(s, d string) string {
 	if s == "" {
 		return d
@@ -251,6 +255,7 @@ func OrDefault(s, d string) string {
 	return s
 }
 
+// Ago is how long before now the stored time at was ("5m ago").
 func Ago(now time.Time, at string) string {
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
@@ -323,6 +328,6 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt Painter) {
 			fmt.Fprintf(w, "  %-16s %s %s (%s)\n", t.Name, t.Branch, t.Path, t.Tool)
 		}
 	}
-	PrintRoomSessions(w, r.Sessions)
-	PrintRoomPlans(w, r.Plans)
+	printRoomSessions(w, r.Sessions)
+	printRoomPlans(w, r.Plans)
 }

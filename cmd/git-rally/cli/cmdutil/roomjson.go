@@ -28,7 +28,7 @@ func writeRoomJSON(w io.Writer, r *RoomJSON) error {
 	// would be 600 KB of fresh pages for a room of 1,600 claims.
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
 	if r.stream != nil {
-		GrowPipe(w, 16<<10+len(r.stream.views)*450)
+		growPipe(w, 16<<10+len(r.stream.views)*450)
 	}
 	cw.b = append(cw.b, "{\n"...)
 	v := reflect.ValueOf(r).Elem()

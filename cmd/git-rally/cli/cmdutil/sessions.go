@@ -10,6 +10,7 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
+// Plural is n and what, plural unless n is 1.
 func Plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
@@ -26,9 +27,9 @@ type roomSessionJSON struct {
 	Worktree string `json:"worktree"`
 }
 
-// RoomSessions are the room's managed sessions; it asks tmux only when
+// roomSessions are the room's managed sessions; it asks tmux only when
 // one of them may be running.
-func RoomSessions(st *facts.State) []roomSessionJSON {
+func roomSessions(st *facts.State) []roomSessionJSON {
 	out := []roomSessionJSON{}
 	b, err := NewBackend("")
 	if err != nil {
@@ -55,7 +56,7 @@ type roomPlanJSON struct {
 	CanClose bool           `json:"can_close"`
 }
 
-func RoomPlans(st *facts.State) []roomPlanJSON {
+func roomPlans(st *facts.State) []roomPlanJSON {
 	var out []roomPlanJSON
 	for _, b := range plan.OpenBoards(st) {
 		rp := roomPlanJSON{Plan: b.Plan.ID, Fact: b.Record.Fact.ID, Lead: b.Record.Lead(), Done: b.Done, Total: b.Total,
@@ -78,7 +79,7 @@ func NewBackend(name string) (session.Backend, error) {
 	case "", "auto", "tmux":
 		return &session.Tmux{}, nil
 	}
-	return nil, &UsageError{Msg: "unknown backend " + QuoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
+	return nil, &UsageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
 }
 
 // DemoTerminal, set while demo plays a managed receiver, stands in for
@@ -86,7 +87,7 @@ func NewBackend(name string) (session.Backend, error) {
 // time. Nothing else sets it.
 var DemoTerminal session.Backend
 
-func PrintRoomPlans(w io.Writer, ps []roomPlanJSON) {
+func printRoomPlans(w io.Writer, ps []roomPlanJSON) {
 	if len(ps) == 0 {
 		return
 	}
@@ -106,7 +107,7 @@ func PrintRoomPlans(w io.Writer, ps []roomPlanJSON) {
 	}
 }
 
-func PrintRoomSessions(w io.Writer, ss []roomSessionJSON) {
+func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
 	if len(ss) == 0 {
 		return
 	}
@@ -136,6 +137,7 @@ func LiveTargets(b session.Backend, st *facts.State) (map[string]bool, error) {
 	return b.Live()
 }
 
-func QuoteName(s string) string { return "\"" + facts.Sanitize(s, 80) + "\"" }
+func quoteName(s string) string { return "\"" + facts.Sanitize(s, 80) + "\"" }
 
+// Ident sanitizes an identifier for human output.
 func Ident(s string) string { return facts.Sanitize(s, 160) }

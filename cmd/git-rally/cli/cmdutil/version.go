@@ -21,6 +21,7 @@ type VersionInfo struct {
 	Go       string `json:"go"`
 }
 
+// ReadVersion reads the version from the binary's build info.
 func ReadVersion() VersionInfo {
 	v := VersionInfo{Version: "(devel)", Commit: commit, Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
@@ -43,6 +44,7 @@ func ReadVersion() VersionInfo {
 	return v
 }
 
+// String is the version as `version` prints it.
 func (v VersionInfo) String() string {
 	s := v.Version
 	if v.Commit != "" {
