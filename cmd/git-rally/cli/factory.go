@@ -13,7 +13,9 @@ import (
 type factory struct {
 	*cmdutil.Factory
 
-	noPager bool // --no-pager
+	noPager bool     // --no-pager
+	args    []string // the command line, for git-rally-server (execServer)
+	server  *Server  // set in git-rally-server only
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {

@@ -12,6 +12,9 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	// SSH signatures (refs.SSH) for every command: refs and facts reach
+	// the SSH library only through it.
+	_ "github.com/git-rally/git-rally/sshsig"
 )
 
 // Exit codes.
@@ -38,7 +41,13 @@ func Main() int {
 
 // Run runs one command with the given arguments and streams.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdin, stdout, stderr, nil)
+}
+
+// run is Run in git-rally (server nil) or git-rally-server.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, server *Server) int {
 	f := newFactory(stdin, stdout, stderr)
+	f.args, f.server = args, server
 	root := newTree(f, args)
 	root.SetArgs(args)
 	root.SetIn(stdin)
@@ -63,6 +72,15 @@ var hotCommands = map[string]func(*factory) *cobra.Command{
 
 // fullTree forces the whole tree (tests compare the two).
 var fullTree = false
+
+// isHot reports whether newTree runs args in the hot tree.
+func isHot(args []string) bool {
+	if len(args) == 0 || fullTree {
+		return false
+	}
+	_, ok := hotCommands[args[0]]
+	return ok && !wantsHelp(args)
+}
 
 // newTree returns the command tree Run executes args with.
 func newTree(f *factory, args []string) *cobra.Command {
@@ -138,6 +156,7 @@ func newRootCmd(f *factory) *cobra.Command {
 	for _, c := range extraCommands {
 		root.AddCommand(c(f))
 	}
+	root.AddCommand(newCmdPlanYAML(f))
 	setVersion(root)
 	root.SetHelpCommand(newCmdHelp())
 	typedHelp(root)

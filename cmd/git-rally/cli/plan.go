@@ -56,10 +56,7 @@ func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 		return nil, &usageError{Msg: fmt.Sprintf("cannot read the plan file: %v", err), Hint: "git rally plan lint <file.json>"}
 	}
 	if plan.IsYAML(name, data) {
-		if servers.PlanYAML == nil {
-			return nil, errNoServer
-		}
-		return servers.PlanYAML(data)
+		return f.planYAML(data)
 	}
 	return plan.Parse(data)
 }

@@ -119,6 +119,7 @@ func TestServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		f.server = testServer
 		defer f.Close()
 		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s WebServer) { srv = s.(*web.Server); urls <- u })
 	}()
@@ -331,6 +332,7 @@ func TestDemoServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		f.server = testServer
 		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ WebServer) { urls <- u })
 	}()
 	var url string
