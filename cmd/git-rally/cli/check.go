@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 func newCmdCheck(f *factory) *cobra.Command {
@@ -11,21 +9,21 @@ func newCmdCheck(f *factory) *cobra.Command {
 		Use:   "check",
 		Short: "Ask the room before acting",
 	}
-	opts := &cmdutil.CheckOptions{}
+	opts := &CheckOptions{}
 	bw := &cobra.Command{
 		Use:   "before-write <path>... [--strict]",
 		Short: "May I write these paths? Appends nothing; --strict exits 4 on a stop",
 		Args:  cobra.MinimumNArgs(1),
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.CheckBeforeWrite(f.Factory, opts, args) },
+		RunE:  func(c *cobra.Command, args []string) error { return CheckBeforeWrite(f.Factory, opts, args) },
 	}
 	bw.Flags().BoolVar(&opts.Strict, "strict", false, "exit 4 when a finding says stop")
 	addJSONFlags(bw, &opts.J)
-	copts := &cmdutil.CheckOptions{}
+	copts := &CheckOptions{}
 	bc := &cobra.Command{
 		Use:   "before-complete [--strict]",
 		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.CheckBeforeComplete(f.Factory, copts) },
+		RunE:  func(c *cobra.Command, args []string) error { return CheckBeforeComplete(f.Factory, copts) },
 	}
 	bc.Flags().BoolVar(&copts.Strict, "strict", false, "exit 4 when a finding says stop")
 	addJSONFlags(bc, &copts.J)

@@ -2,12 +2,10 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 func newCmdClaim(f *factory) *cobra.Command {
-	opts := &cmdutil.ClaimOptions{}
+	opts := &ClaimOptions{}
 	c := &cobra.Command{
 		Use:   "claim <scope>... [--shared|--advisory] [--lease <dur>] [--subject <text>] [--takeover]",
 		Short: "Claim paths or resources; refused (exit 3) when another owner holds an overlapping scope",
@@ -16,7 +14,7 @@ or a typed scope file:, dir:, glob:, branch:, service:, port:, task:.
 The lease is 30 minutes for one file and 120 otherwise; your own activity
 renews it. An expired lease still blocks until released or taken over.`,
 		Args: cobra.MinimumNArgs(1),
-		RunE: func(c *cobra.Command, args []string) error { return cmdutil.Claim(f.Factory, opts, args) },
+		RunE: func(c *cobra.Command, args []string) error { return Claim(f.Factory, opts, args) },
 	}
 	c.Flags().BoolVar(&opts.Shared, "shared", false, "shared access: compatible with other shared claims")
 	c.Flags().BoolVar(&opts.Advisory, "advisory", false, "advisory: never conflicts, only informs")
@@ -29,12 +27,12 @@ renews it. An expired lease still blocks until released or taken over.`,
 }
 
 func newCmdRelease(f *factory) *cobra.Command {
-	opts := &cmdutil.ReleaseOptions{}
+	opts := &ReleaseOptions{}
 	c := &cobra.Command{
 		Use:   "release <scope-or-claim-id>...",
 		Short: "Release your claims by id or by scope",
 		Args:  cobra.MinimumNArgs(1),
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Release(f.Factory, opts, args) },
+		RunE:  func(c *cobra.Command, args []string) error { return Release(f.Factory, opts, args) },
 	}
 	c.Flags().StringVar(&opts.Reason, "reason", "", "why")
 	addJSONFlags(c, &opts.J)

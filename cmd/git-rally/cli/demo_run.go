@@ -191,8 +191,8 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 	defer os.Chdir(old)
 	for _, a := range agents {
 		if a.Managed {
-			cmdutil.DemoTerminal = newFakeTerminal()
-			defer func() { cmdutil.DemoTerminal = nil }()
+			DemoTerminal = newFakeTerminal()
+			defer func() { DemoTerminal = nil }()
 			break
 		}
 	}

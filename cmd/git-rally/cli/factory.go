@@ -19,7 +19,9 @@ type factory struct {
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {
-	return &factory{Factory: cmdutil.New(in, out, err)}
+	f := &factory{Factory: cmdutil.New(in, out, err)}
+	f.PrintJSON = func(j *jsonFlags, v any) error { return printJSON(f.Factory, j, v) }
+	return f
 }
 
 // jsonFlags are the output flags of every reading command.
@@ -29,19 +31,19 @@ type jsonFlags = cmdutil.JSONFlags
 const cYellow = cmdutil.CYellow
 
 // The room and what other commands share of it (cmdutil/room.go).
-type roomJSON = cmdutil.RoomJSON
+type roomJSON = RoomJSON
 
 var (
-	toRoomJSON        = cmdutil.ToRoomJSON
-	ago               = cmdutil.Ago
-	orDefault         = cmdutil.OrDefault
-	verdictTag        = cmdutil.VerdictTag
-	verdictOf         = cmdutil.VerdictOf
-	factsWithVerdicts = cmdutil.FactsWithVerdicts
-	plural            = cmdutil.Plural
-	liveTargets       = cmdutil.LiveTargets
-	newBackend        = cmdutil.NewBackend
-	ident             = cmdutil.Ident
+	toRoomJSON        = ToRoomJSON
+	ago               = Ago
+	orDefault         = OrDefault
+	verdictTag        = VerdictTag
+	verdictOf         = VerdictOf
+	factsWithVerdicts = FactsWithVerdicts
+	plural            = Plural
+	liveTargets       = LiveTargets
+	newBackend        = NewBackend
+	ident             = Ident
 )
 
 var (

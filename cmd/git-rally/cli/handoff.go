@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -64,7 +63,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		fact.Revision = rev
 	}
 	if opts.ackWithin != "" {
-		d, err := cmdutil.ParseDuration("--ack-within", opts.ackWithin)
+		d, err := ParseDuration("--ack-within", opts.ackWithin)
 		if err != nil {
 			return err
 		}

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 func newCmdHook(f *factory) *cobra.Command {
@@ -29,7 +27,7 @@ RALLY_HOOKS=off silences every hook.`,
 					return c.Help()
 				}
 			}
-			return cmdutil.RunHook(f.Factory, args)
+			return RunHook(f.Factory, args)
 		},
 	}
 }

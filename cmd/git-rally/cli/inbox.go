@@ -16,7 +16,7 @@ func newCmdInbox(f *factory) *cobra.Command {
 		Use:   "inbox [--tool T]...",
 		Short: "Handoffs that wait for you, oldest first",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Inbox(f.Factory, &j) },
+		RunE:  func(c *cobra.Command, args []string) error { return Inbox(f.Factory, &j) },
 	}
 	addJSONFlags(c, &j)
 	return c

@@ -88,7 +88,7 @@ func newTree(f *factory, args []string) *cobra.Command {
 		// A hot command lives for milliseconds: collecting while it
 		// encodes a large room costs more than the memory a collection
 		// would free (a rebuild lowers it again).
-		debug.SetGCPercent(cmdutil.HotGCPercent)
+		debug.SetGCPercent(HotGCPercent)
 		root := newRoot(f)
 		root.AddCommand(hotCommands[args[0]](f))
 		guardGroups(root)

@@ -2,8 +2,6 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 type presenceOptions struct {
@@ -17,7 +15,7 @@ func newCmdEnter(f *factory) *cobra.Command {
 		Use:   "enter [--subject <text>]",
 		Short: "Say you are here (a presence fact)",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Enter(f.Factory, opts.subject, &opts.j) },
+		RunE:  func(c *cobra.Command, args []string) error { return Enter(f.Factory, opts.subject, &opts.j) },
 	}
 	c.Flags().StringVar(&opts.subject, "subject", "", "what you are doing")
 	addJSONFlags(c, &opts.j)
@@ -30,7 +28,7 @@ func newCmdLeave(f *factory) *cobra.Command {
 		Use:   "leave",
 		Short: "Leave the room; closes all your claims",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Leave(f.Factory, opts.subject, &opts.j) },
+		RunE:  func(c *cobra.Command, args []string) error { return Leave(f.Factory, opts.subject, &opts.j) },
 	}
 	c.Flags().StringVar(&opts.subject, "subject", "", "a parting note")
 	addJSONFlags(c, &opts.j)
@@ -43,7 +41,7 @@ func newCmdWhoami(f *factory) *cobra.Command {
 		Use:   "whoami",
 		Short: "Print the identity writing commands would use",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Whoami(f.Factory, &j) },
+		RunE:  func(c *cobra.Command, args []string) error { return Whoami(f.Factory, &j) },
 	}
 	addJSONFlags(c, &j)
 	return c

@@ -2,17 +2,15 @@ package cli
 
 import (
 	"github.com/spf13/cobra"
-
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 func newCmdRoom(f *factory) *cobra.Command {
-	opts := &cmdutil.RoomOptions{}
+	opts := &RoomOptions{}
 	c := &cobra.Command{
 		Use:   "room [--compact] [--budget-bytes N] [--path P]",
 		Short: "The live room: peers, claims, handoffs, blockers, risks, worktrees",
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Room(f.Factory, opts) },
+		RunE:  func(c *cobra.Command, args []string) error { return Room(f.Factory, opts) },
 	}
 	c.Flags().BoolVar(&opts.Compact, "compact", false, "only what the caller must act on, within --budget-bytes")
 	c.Flags().IntVar(&opts.Budget, "budget-bytes", 6000, "byte budget of --compact")

@@ -88,7 +88,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		}
 	}
 	if len(opts.scopes) > 0 {
-		if req.Scopes, err = cmdutil.ParseScopes(f.Factory, opts.scopes); err != nil {
+		if req.Scopes, err = ParseScopes(f.Factory, opts.scopes); err != nil {
 			return err
 		}
 	}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -19,12 +18,12 @@ var simpleShort = map[string]string{
 
 // newCmdSimple builds note, blocker, risk and decision.
 func newCmdSimple(f *factory, kind string) *cobra.Command {
-	opts := &cmdutil.SimpleOptions{}
+	opts := &SimpleOptions{}
 	c := &cobra.Command{
 		Use:   kind + " --subject <text> [--scope S]... [--severity S] [--body B] [--ref ID]",
 		Short: simpleShort[kind],
 		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Simple(f.Factory, kind, opts) },
+		RunE:  func(c *cobra.Command, args []string) error { return Simple(f.Factory, kind, opts) },
 	}
 	c.Flags().StringVar(&opts.Subject, "subject", "", "one line")
 	c.Flags().StringVar(&opts.Body, "body", "", "details")

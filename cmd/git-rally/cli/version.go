@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
-
 	"github.com/spf13/cobra"
 )
 
@@ -16,7 +14,7 @@ func newCmdVersion(f *factory) *cobra.Command {
   git rally version --json`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			return cmdutil.Version(f.Factory, &j)
+			return Version(f.Factory, &j)
 		},
 	}
 	addJSONFlags(c, &j)
@@ -25,7 +23,7 @@ func newCmdVersion(f *factory) *cobra.Command {
 
 // setVersion gives the root --version, printed as `version` prints.
 func setVersion(root *cobra.Command) {
-	v := cmdutil.ReadVersion()
+	v := ReadVersion()
 	root.Version = v.String()
 	root.SetVersionTemplate("git-rally {{.Version}} " + v.Go + "\n")
 }

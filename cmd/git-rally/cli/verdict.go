@@ -1,23 +1,14 @@
-package cmdutil
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 
 	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/facts"
 )
-
-// verifier returns the ledger's Verifier, nil when no signing or
-// allowed-signers file is configured (then no output carries verdicts).
-func (f *Factory) Verifier() (*facts.Verifier, error) {
-	l, err := f.Ledger()
-	if err != nil {
-		return nil, err
-	}
-	return l.Verifier()
-}
 
 // VerdictOf is v's verdict on a fact, "" without a verifier.
 func VerdictOf(v *facts.Verifier, id, tool string) string {
@@ -67,7 +58,7 @@ func withVerdict(raw json.RawMessage, v string) json.RawMessage {
 
 // FactsWithVerdicts is rawFacts with each fact's verdict.
 func FactsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
-	out := RawFacts(fs)
+	out := cmdutil.RawFacts(fs)
 	if v == nil {
 		return out
 	}

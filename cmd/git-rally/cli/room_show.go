@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"strings"
 	"time"
@@ -14,7 +15,7 @@ type RoomOptions struct {
 	Compact bool
 	Budget  int
 	Paths   []string
-	J       JSONFlags
+	J       cmdutil.JSONFlags
 }
 
 type peerJSON struct {
@@ -106,7 +107,7 @@ type RoomJSON struct {
 }
 
 // Room prints the room (room, room --compact).
-func Room(f *Factory, opts *RoomOptions) error {
+func Room(f *cmdutil.Factory, opts *RoomOptions) error {
 	if opts.Compact {
 		return runRoomCompact(f, opts)
 	}
@@ -144,7 +145,7 @@ func Room(f *Factory, opts *RoomOptions) error {
 	return nil
 }
 
-func repoPaths(f *Factory, args []string) ([]string, error) {
+func repoPaths(f *cmdutil.Factory, args []string) ([]string, error) {
 	pc, err := f.PathContext()
 	if err != nil {
 		return nil, err
@@ -264,7 +265,7 @@ func Ago(now time.Time, at string) string {
 	return facts.Ago(now.Sub(t)) + " ago"
 }
 
-func printRoom(w io.Writer, r RoomJSON, now time.Time, pt Painter) {
+func printRoom(w io.Writer, r RoomJSON, now time.Time, pt cmdutil.Painter) {
 	head := r.Head
 	if len(head) > 12 {
 		head = head[:12]
@@ -283,7 +284,7 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt Painter) {
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, PaintState(pt, fmt.Sprintf("%-7s", p.State)), Ago(now, p.LastSeen), VerdictTag(p.Verified))
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), Ago(now, p.LastSeen), VerdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {
@@ -293,22 +294,22 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt Painter) {
 		}
 		extra := ""
 		if c.Contested {
-			extra = " " + pt(CRed, "CONTESTED") + " by " + c.HeldOver
+			extra = " " + pt(cmdutil.CRed, "CONTESTED") + " by " + c.HeldOver
 		}
-		lease := "lease live until " + LocalTime(c.LeaseExpiresAt, time.Local)
+		lease := "lease live until " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local)
 		if c.LeaseState == "expired" {
-			lease = pt(CRed, "lease expired") + " since " + LocalTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
+			lease = pt(cmdutil.CRed, "lease expired") + " since " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
 		}
 		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			lease, PaintState(pt, c.OwnerState), extra, VerdictTag(c.Verified))
+			lease, cmdutil.PaintState(pt, c.OwnerState), extra, VerdictTag(c.Verified))
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {
 		od := ""
 		if h.Overdue {
-			od = " " + pt(CRed, "OVERDUE")
+			od = " " + pt(cmdutil.CRed, "OVERDUE")
 		}
-		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), Ago(now, h.At), VerdictTag(h.Verified))
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), Ago(now, h.At), VerdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))

@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 
 	"github.com/git-rally/git-rally/facts"
 )
@@ -9,7 +10,7 @@ import (
 // CheckOptions are check's flags.
 type CheckOptions struct {
 	Strict bool
-	J      JSONFlags
+	J      cmdutil.JSONFlags
 }
 
 type findingJSON struct {
@@ -29,7 +30,7 @@ type checkJSON struct {
 
 // CheckBeforeWrite answers check before-write for the paths and scopes in
 // args.
-func CheckBeforeWrite(f *Factory, opts *CheckOptions, args []string) error {
+func CheckBeforeWrite(f *cmdutil.Factory, opts *CheckOptions, args []string) error {
 	o, err := f.Asker()
 	if err != nil {
 		return err
@@ -43,7 +44,7 @@ func CheckBeforeWrite(f *Factory, opts *CheckOptions, args []string) error {
 
 // CheckBeforeComplete answers check before-complete: stops on claims the
 // caller holds, warnings on its blockers and unresolved handoffs.
-func CheckBeforeComplete(f *Factory, opts *CheckOptions) error {
+func CheckBeforeComplete(f *cmdutil.Factory, opts *CheckOptions) error {
 	o, err := f.Asker()
 	if err != nil {
 		return err
@@ -56,7 +57,7 @@ func CheckBeforeComplete(f *Factory, opts *CheckOptions) error {
 }
 
 // PrintCheck prints a check's result; --strict makes a stop exit 4.
-func PrintCheck(f *Factory, opts *CheckOptions, o facts.Owner, res facts.CheckResult) error {
+func PrintCheck(f *cmdutil.Factory, opts *CheckOptions, o facts.Owner, res facts.CheckResult) error {
 	out := toCheckJSON(o, res)
 	if opts.J.On() {
 		if err := f.PrintJSON(&opts.J, out); err != nil {
@@ -65,19 +66,19 @@ func PrintCheck(f *Factory, opts *CheckOptions, o facts.Owner, res facts.CheckRe
 	} else {
 		pt := f.Paint()
 		for _, fd := range out.Findings {
-			fmt.Fprintf(f.Out, "%s %-18s %s: %s\n", PaintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
+			fmt.Fprintf(f.Out, "%s %-18s %s: %s\n", cmdutil.PaintState(pt, fmt.Sprintf("%-5s", fd.Severity)), fd.Code, fd.Path, facts.Sanitize(fd.Message, 400))
 		}
 		fmt.Fprintf(f.Out, "allow: %v\n", out.Allow)
 	}
 	if opts.Strict && !res.Allow {
-		return &ExitError{Code: ExitStop}
+		return &cmdutil.ExitError{Code: cmdutil.ExitStop}
 	}
 	return nil
 }
 
 // checkPaths runs the write check for the paths and scopes given on the
 // command line (port:8080 and dir:src/ui as well as src/a.go).
-func checkPaths(f *Factory, o facts.Owner, args []string) (facts.CheckResult, error) {
+func checkPaths(f *cmdutil.Factory, o facts.Owner, args []string) (facts.CheckResult, error) {
 	pc, err := f.PathContext()
 	if err != nil {
 		return facts.CheckResult{}, err

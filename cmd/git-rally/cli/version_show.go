@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"runtime"
 	"runtime/debug"
 )
@@ -65,7 +66,7 @@ func (v VersionInfo) String() string {
 }
 
 // Version prints the version, as JSON under --json (j).
-func Version(f *Factory, j *JSONFlags) error {
+func Version(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 	v := ReadVersion()
 	if j.On() {
 		return f.PrintJSON(j, v)

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package cmdutil
+package cli
 
 import "io"
 

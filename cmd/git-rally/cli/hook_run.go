@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"os"
 	"time"
@@ -20,8 +21,8 @@ const HotGCPercent = 400
 
 // RunHook answers a hook call: `git-rally hook <host> <event> [args]`,
 // the host's JSON on f.In. It fails open; its only error is an
-// *ExitError with the code the host's protocol asks for.
-func RunHook(f *Factory, args []string) error {
+// *cmdutil.ExitError with the code the host's protocol asks for.
+func RunHook(f *cmdutil.Factory, args []string) error {
 	if len(args) < 2 || (len(args) > 2 && args[0] != hooks.Git) {
 		fmt.Fprintln(f.Err, "git-rally: warning: usage: git rally hook <host> <event>; nothing checked")
 		return nil
@@ -40,7 +41,7 @@ func RunHook(f *Factory, args []string) error {
 	f.Out.Write(ans.Stdout)
 	f.Err.Write(ans.Stderr)
 	if ans.Code != 0 {
-		return &ExitError{Code: ans.Code}
+		return &cmdutil.ExitError{Code: ans.Code}
 	}
 	return nil
 }

@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 	"time"
 
@@ -35,7 +36,7 @@ type inboxJSON struct {
 
 // Inbox prints the handoffs that wait for the --tool identities (or the
 // asker), oldest first, and the caller's acknowledged ones.
-func Inbox(f *Factory, j *JSONFlags) error {
+func Inbox(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 	tools := f.ToolList
 	if len(tools) == 0 {
 		o, err := f.Asker()
@@ -80,14 +81,14 @@ func Inbox(f *Factory, j *JSONFlags) error {
 	return nil
 }
 
-func printInboxItems(f *Factory, items []inboxItemJSON) {
+func printInboxItems(f *cmdutil.Factory, items []inboxItemJSON) {
 	for _, it := range items {
 		flags := it.State
 		if it.Stale {
 			flags += ", stale"
 		}
 		if it.AckBy != "" {
-			flags += ", reply by " + LocalTime(it.AckBy, time.Local)
+			flags += ", reply by " + cmdutil.LocalTime(it.AckBy, time.Local)
 		}
 		if it.Verified != "" {
 			flags += ", " + it.Verified

@@ -1,14 +1,15 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
 )
 
 // Enter appends a presence fact for the caller.
-func Enter(f *Factory, subject string, j *JSONFlags) error {
+func Enter(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -19,7 +20,7 @@ func Enter(f *Factory, subject string, j *JSONFlags) error {
 
 // Leave appends the caller's leave fact, which closes its claims; nothing
 // when it is not in the room.
-func Leave(f *Factory, subject string, j *JSONFlags) error {
+func Leave(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -39,7 +40,7 @@ func Leave(f *Factory, subject string, j *JSONFlags) error {
 }
 
 // Whoami prints the identity writing commands would use.
-func Whoami(f *Factory, j *JSONFlags) error {
+func Whoami(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err

@@ -1,6 +1,7 @@
-package cmdutil
+package cli
 
 import (
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
@@ -9,11 +10,11 @@ import (
 // ReleaseOptions are release's flags.
 type ReleaseOptions struct {
 	Reason string
-	J      JSONFlags
+	J      cmdutil.JSONFlags
 }
 
 // Release releases the caller's claims named by id or by scope.
-func Release(f *Factory, opts *ReleaseOptions, args []string) error {
+func Release(f *cmdutil.Factory, opts *ReleaseOptions, args []string) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -31,7 +32,7 @@ func Release(f *Factory, opts *ReleaseOptions, args []string) error {
 				return err
 			}
 			if fa.Kind != facts.KindClaim {
-				return Usagef("%s is a %s, not a claim", fa.ID, fa.Kind)
+				return cmdutil.Usagef("%s is a %s, not a claim", fa.ID, fa.Kind)
 			}
 			if fa, err = currentClaim(f, fa); err != nil {
 				return err
@@ -51,7 +52,7 @@ func Release(f *Factory, opts *ReleaseOptions, args []string) error {
 
 // currentClaim is the claim as it stands: c itself while it is open, else
 // the newest re-claim that renewed it.
-func currentClaim(f *Factory, c *facts.Fact) (*facts.Fact, error) {
+func currentClaim(f *cmdutil.Factory, c *facts.Fact) (*facts.Fact, error) {
 	st, err := f.State()
 	if err != nil || st.Claims.Get(c.ID) != nil {
 		return c, err

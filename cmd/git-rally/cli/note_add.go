@@ -1,6 +1,7 @@
-package cmdutil
+package cli
 
 import (
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
@@ -10,17 +11,17 @@ import (
 type SimpleOptions struct {
 	Subject, Body, Severity, Ref, Status, Target string
 	Scopes                                       []string
-	J                                            JSONFlags
+	J                                            cmdutil.JSONFlags
 }
 
 // Simple appends a note, blocker, risk or decision (kind).
-func Simple(f *Factory, kind string, opts *SimpleOptions) error {
+func Simple(f *cmdutil.Factory, kind string, opts *SimpleOptions) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
 	}
 	if strings.TrimSpace(opts.Subject) == "" {
-		return &UsageError{Msg: kind + " needs --subject <text>"}
+		return &cmdutil.UsageError{Msg: kind + " needs --subject <text>"}
 	}
 	fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Subject: opts.Subject, Body: opts.Body,
 		Severity: opts.Severity, Status: opts.Status, Target: opts.Target}
@@ -30,7 +31,7 @@ func Simple(f *Factory, kind string, opts *SimpleOptions) error {
 		}
 	}
 	if opts.Severity != "" && !validSeverity(opts.Severity) {
-		return Usagef("bad --severity %q: want info, warn, high or critical", opts.Severity)
+		return cmdutil.Usagef("bad --severity %q: want info, warn, high or critical", opts.Severity)
 	}
 	if opts.Ref != "" {
 		l, err := f.Ledger()

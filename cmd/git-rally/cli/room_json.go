@@ -1,9 +1,10 @@
-package cmdutil
+package cli
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"reflect"
 	"strings"
@@ -16,7 +17,7 @@ import (
 
 const chunkSize = 32 << 10
 
-// writeRoomJSON writes r exactly as IndentedJSON(r) does, byte for
+// writeRoomJSON writes r exactly as cmdutil.IndentedJSON(r) does, byte for
 // byte, without encoding/json's reflection over every claim and without
 // indenting the document a second time: a room of 1,600 open claims is
 // 600 KB of claims of one fixed shape, appended here straight into the
@@ -58,7 +59,7 @@ func writeRoomJSON(w io.Writer, r *RoomJSON) error {
 			}
 			continue
 		}
-		sub, err := IndentedJSON(fv.Interface())
+		sub, err := cmdutil.IndentedJSON(fv.Interface())
 		if err != nil {
 			return err
 		}
@@ -327,7 +328,7 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 	return append(b, bytes.TrimSuffix(buf.Bytes(), []byte("\n"))...)
 }
 
-// encodeIndented is IndentedJSON(v), a room by writeRoomJSON.
+// encodeIndented is cmdutil.IndentedJSON(v), a room by writeRoomJSON.
 func encodeIndented(v any) (*bytes.Buffer, error) {
 	if r, ok := v.(*RoomJSON); ok {
 		var buf bytes.Buffer
@@ -336,7 +337,7 @@ func encodeIndented(v any) (*bytes.Buffer, error) {
 		}
 		return &buf, nil
 	}
-	return IndentedJSON(v)
+	return cmdutil.IndentedJSON(v)
 }
 
 // writeIndented writes encodeIndented(v) to w.
@@ -344,7 +345,7 @@ func writeIndented(w io.Writer, v any) error {
 	if r, ok := v.(*RoomJSON); ok {
 		return writeRoomJSON(w, r)
 	}
-	buf, err := IndentedJSON(v)
+	buf, err := cmdutil.IndentedJSON(v)
 	if err != nil {
 		return err
 	}
@@ -352,8 +353,9 @@ func writeIndented(w io.Writer, v any) error {
 	return err
 }
 
-// printJSON writes v as indented JSON, or the part --query selects.
-func (f *Factory) printJSON(j *JSONFlags, v any) error {
+// printJSON writes v as indented JSON, or the part --query selects
+// (every command's Factory.PrintJSON).
+func printJSON(f *cmdutil.Factory, j *cmdutil.JSONFlags, v any) error {
 	if j.Query == "" {
 		return writeIndented(f.Out, v)
 	}

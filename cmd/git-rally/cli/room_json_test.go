@@ -1,9 +1,10 @@
-package cmdutil
+package cli
 
 import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"math/rand/v2"
 	"reflect"
@@ -80,7 +81,7 @@ func TestRoomJSONMatchesIndentedJSON(t *testing.T) {
 	}
 	rooms = append(rooms, big)
 	for _, r := range rooms {
-		want, err := IndentedJSON(r)
+		want, err := cmdutil.IndentedJSON(r)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -115,7 +116,7 @@ func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 			Contested: i == 1, HeldOver: sub})
 	}
 	for _, r := range []*facts.Room{room, {Head: "empty"}} {
-		want, err := IndentedJSON(ToRoomJSON(r))
+		want, err := cmdutil.IndentedJSON(ToRoomJSON(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,7 +197,7 @@ func TestRoomJSONStreamRepeats(t *testing.T) {
 			LeaseExpires: at.Add(time.Duration(rng.IntN(2)) * time.Minute), LeaseState: pick("live", "expired"),
 			OwnerState: pick("active", "idle"), Contested: rng.IntN(3) == 0, HeldOver: pick("", "f_0")})
 	}
-	want, err := IndentedJSON(ToRoomJSON(room))
+	want, err := cmdutil.IndentedJSON(ToRoomJSON(room))
 	if err != nil {
 		t.Fatal(err)
 	}

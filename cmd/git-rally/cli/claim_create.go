@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,11 +17,11 @@ type ClaimOptions struct {
 	Shared, Advisory, Takeover bool
 	Lease                      string
 	Subject                    string
-	J                          JSONFlags
+	J                          cmdutil.JSONFlags
 }
 
 // Claim claims the scopes in args for the caller (claim).
-func Claim(f *Factory, opts *ClaimOptions, args []string) error {
+func Claim(f *cmdutil.Factory, opts *ClaimOptions, args []string) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -51,7 +52,7 @@ func Claim(f *Factory, opts *ClaimOptions, args []string) error {
 
 // ParseScopes reads scope arguments against the current worktree, once
 // each, refusing a plain path that looks like a pattern.
-func ParseScopes(f *Factory, args []string) ([]string, error) {
+func ParseScopes(f *cmdutil.Factory, args []string) ([]string, error) {
 	pc, err := f.PathContext()
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
 			return nil // a file with that very name
 		}
 	}
-	return &UsageError{Msg: fmt.Sprintf("%q looks like a pattern, but a plain path is one literal file", arg),
+	return &cmdutil.UsageError{Msg: fmt.Sprintf("%q looks like a pattern, but a plain path is one literal file", arg),
 		Hint: fmt.Sprintf("glob:%s for every path it matches, or file:%s for a file of that name", s.Value, s.Value)}
 }
 
@@ -107,7 +108,7 @@ func ParseDuration(flag, v string) (time.Duration, error) {
 		d, err = time.ParseDuration(s)
 	}
 	if err != nil || d <= 0 || d > 30*24*time.Hour {
-		return 0, &UsageError{Msg: fmt.Sprintf("bad duration %s %q: want a positive time up to 30d, like 90s, 45m, 3h or 2d", flag, v)}
+		return 0, &cmdutil.UsageError{Msg: fmt.Sprintf("bad duration %s %q: want a positive time up to 30d, like 90s, 45m, 3h or 2d", flag, v)}
 	}
 	return d, nil
 }

@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"strings"
 
@@ -79,7 +80,7 @@ func NewBackend(name string) (session.Backend, error) {
 	case "", "auto", "tmux":
 		return &session.Tmux{}, nil
 	}
-	return nil, &UsageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
+	return nil, &cmdutil.UsageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
 }
 
 // DemoTerminal, set while demo plays a managed receiver, stands in for

@@ -1,7 +1,8 @@
-package cmdutil
+package cli
 
 import (
 	"fmt"
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
@@ -76,9 +77,9 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	return out
 }
 
-func runRoomCompact(f *Factory, opts *RoomOptions) error {
+func runRoomCompact(f *cmdutil.Factory, opts *RoomOptions) error {
 	if opts.Budget < 256 {
-		return Usagef("--budget-bytes %d is too small: want at least 256", opts.Budget)
+		return cmdutil.Usagef("--budget-bytes %d is too small: want at least 256", opts.Budget)
 	}
 	o, err := f.Asker()
 	if err != nil {
@@ -110,7 +111,7 @@ func runRoomCompact(f *Factory, opts *RoomOptions) error {
 	return nil
 }
 
-func printCompact(f *Factory, c *compactJSON) {
+func printCompact(f *cmdutil.Factory, c *compactJSON) {
 	w := f.Out
 	fmt.Fprintf(w, "rally room for %s (advisory; %s)\n", c.Tool, c.Untrusted)
 	for _, h := range c.Handoffs {
