@@ -2,13 +2,42 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// CheckOptions are check's flags.
-type CheckOptions struct {
+func newCmdCheck(f *factory) *cobra.Command {
+	c := &cobra.Command{
+		Use:   "check",
+		Short: "Ask the room before acting",
+	}
+	opts := &checkOptions{}
+	bw := &cobra.Command{
+		Use:   "before-write <path>... [--strict]",
+		Short: "May I write these paths? Appends nothing; --strict exits 4 on a stop",
+		Args:  cobra.MinimumNArgs(1),
+		RunE:  func(c *cobra.Command, args []string) error { return runCheckBeforeWrite(f.Factory, opts, args) },
+	}
+	bw.Flags().BoolVar(&opts.Strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bw, &opts.J)
+	copts := &checkOptions{}
+	bc := &cobra.Command{
+		Use:   "before-complete [--strict]",
+		Short: "May I call my work done? Stops on claims you hold; warns on your blockers and unresolved handoffs",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runCheckBeforeComplete(f.Factory, copts) },
+	}
+	bc.Flags().BoolVar(&copts.Strict, "strict", false, "exit 4 when a finding says stop")
+	addJSONFlags(bc, &copts.J)
+	c.AddCommand(bw, bc)
+	return c
+}
+
+// checkOptions are check's flags.
+type checkOptions struct {
 	Strict bool
 	J      cmdutil.JSONFlags
 }
@@ -28,9 +57,9 @@ type checkJSON struct {
 	Findings []findingJSON `json:"findings"`
 }
 
-// CheckBeforeWrite answers check before-write for the paths and scopes in
+// runCheckBeforeWrite answers check before-write for the paths and scopes in
 // args.
-func CheckBeforeWrite(f *cmdutil.Factory, opts *CheckOptions, args []string) error {
+func runCheckBeforeWrite(f *cmdutil.Factory, opts *checkOptions, args []string) error {
 	o, err := f.Asker()
 	if err != nil {
 		return err
@@ -39,12 +68,12 @@ func CheckBeforeWrite(f *cmdutil.Factory, opts *CheckOptions, args []string) err
 	if err != nil {
 		return err
 	}
-	return PrintCheck(f, opts, o, res)
+	return printCheck(f, opts, o, res)
 }
 
-// CheckBeforeComplete answers check before-complete: stops on claims the
+// runCheckBeforeComplete answers check before-complete: stops on claims the
 // caller holds, warnings on its blockers and unresolved handoffs.
-func CheckBeforeComplete(f *cmdutil.Factory, opts *CheckOptions) error {
+func runCheckBeforeComplete(f *cmdutil.Factory, opts *checkOptions) error {
 	o, err := f.Asker()
 	if err != nil {
 		return err
@@ -53,11 +82,11 @@ func CheckBeforeComplete(f *cmdutil.Factory, opts *CheckOptions) error {
 	if err != nil {
 		return err
 	}
-	return PrintCheck(f, opts, o, st.CheckBeforeComplete(o, f.MustNow()))
+	return printCheck(f, opts, o, st.CheckBeforeComplete(o, f.MustNow()))
 }
 
-// PrintCheck prints a check's result; --strict makes a stop exit 4.
-func PrintCheck(f *cmdutil.Factory, opts *CheckOptions, o facts.Owner, res facts.CheckResult) error {
+// printCheck prints a check's result; --strict makes a stop exit 4.
+func printCheck(f *cmdutil.Factory, opts *checkOptions, o facts.Owner, res facts.CheckResult) error {
 	out := toCheckJSON(o, res)
 	if opts.J.On() {
 		if err := f.PrintJSON(&opts.J, out); err != nil {

@@ -2,37 +2,61 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// ClaimOptions are claim's flags.
-type ClaimOptions struct {
+func newCmdClaim(f *factory) *cobra.Command {
+	opts := &claimOptions{}
+	c := &cobra.Command{
+		Use:   "claim <scope>... [--shared|--advisory] [--lease <dur>] [--subject <text>] [--takeover]",
+		Short: "Claim paths or resources; refused (exit 3) when another owner holds an overlapping scope",
+		Long: `Claim scopes: a path (a file, or a dir when it ends in / or is a directory),
+or a typed scope file:, dir:, glob:, branch:, service:, port:, task:.
+The lease is 30 minutes for one file and 120 otherwise; your own activity
+renews it. An expired lease still blocks until released or taken over.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(c *cobra.Command, args []string) error { return runClaim(f.Factory, opts, args) },
+	}
+	c.Flags().BoolVar(&opts.Shared, "shared", false, "shared access: compatible with other shared claims")
+	c.Flags().BoolVar(&opts.Advisory, "advisory", false, "advisory: never conflicts, only informs")
+	c.Flags().StringVar(&opts.Lease, "lease", "", "lease window, e.g. 45m or 3h")
+	c.Flags().StringVar(&opts.Subject, "subject", "", "what the claim is for")
+	c.Flags().BoolVar(&opts.Takeover, "takeover", false, "release conflicting claims whose owners have been silent 2h or more")
+	c.MarkFlagsMutuallyExclusive("shared", "advisory")
+	addJSONFlags(c, &opts.J)
+	return c
+}
+
+// claimOptions are claim's flags.
+type claimOptions struct {
 	Shared, Advisory, Takeover bool
 	Lease                      string
 	Subject                    string
 	J                          cmdutil.JSONFlags
 }
 
-// Claim claims the scopes in args for the caller (claim).
-func Claim(f *cmdutil.Factory, opts *ClaimOptions, args []string) error {
+// runClaim claims the scopes in args for the caller (claim).
+func runClaim(f *cmdutil.Factory, opts *claimOptions, args []string) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
 	}
-	scopes, err := ParseScopes(f, args)
+	scopes, err := parseScopes(f, args)
 	if err != nil {
 		return err
 	}
 	var lease time.Duration
 	if opts.Lease != "" {
-		if lease, err = ParseDuration("--lease", opts.Lease); err != nil {
+		if lease, err = parseDuration("--lease", opts.Lease); err != nil {
 			return err
 		}
 	}
@@ -50,9 +74,9 @@ func Claim(f *cmdutil.Factory, opts *ClaimOptions, args []string) error {
 	return err
 }
 
-// ParseScopes reads scope arguments against the current worktree, once
+// parseScopes reads scope arguments against the current worktree, once
 // each, refusing a plain path that looks like a pattern.
-func ParseScopes(f *cmdutil.Factory, args []string) ([]string, error) {
+func parseScopes(f *cmdutil.Factory, args []string) ([]string, error) {
 	pc, err := f.PathContext()
 	if err != nil {
 		return nil, err
@@ -93,7 +117,7 @@ func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
 
 // parseDuration reads 90s, 45m, 3h, 2d or a Go duration; it must be
 // positive and at most 30 days.
-func ParseDuration(flag, v string) (time.Duration, error) {
+func parseDuration(flag, v string) (time.Duration, error) {
 	s := strings.TrimSpace(v)
 	var d time.Duration
 	var err error

@@ -1,20 +1,35 @@
 package cli
 
 import (
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// ReleaseOptions are release's flags.
-type ReleaseOptions struct {
+func newCmdRelease(f *factory) *cobra.Command {
+	opts := &releaseOptions{}
+	c := &cobra.Command{
+		Use:   "release <scope-or-claim-id>...",
+		Short: "Release your claims by id or by scope",
+		Args:  cobra.MinimumNArgs(1),
+		RunE:  func(c *cobra.Command, args []string) error { return runRelease(f.Factory, opts, args) },
+	}
+	c.Flags().StringVar(&opts.Reason, "reason", "", "why")
+	addJSONFlags(c, &opts.J)
+	return c
+}
+
+// releaseOptions are release's flags.
+type releaseOptions struct {
 	Reason string
 	J      cmdutil.JSONFlags
 }
 
-// Release releases the caller's claims named by id or by scope.
-func Release(f *cmdutil.Factory, opts *ReleaseOptions, args []string) error {
+// runRelease releases the caller's claims named by id or by scope.
+func runRelease(f *cmdutil.Factory, opts *releaseOptions, args []string) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -40,7 +55,7 @@ func Release(f *cmdutil.Factory, opts *ReleaseOptions, args []string) error {
 			ids, known = append(ids, fa.ID), append(known, fa)
 			continue
 		}
-		s, err := ParseScopes(f, []string{a})
+		s, err := parseScopes(f, []string{a})
 		if err != nil {
 			return err
 		}

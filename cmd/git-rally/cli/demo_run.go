@@ -191,8 +191,8 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 	defer os.Chdir(old)
 	for _, a := range agents {
 		if a.Managed {
-			DemoTerminal = newFakeTerminal()
-			defer func() { DemoTerminal = nil }()
+			demoTerminal = newFakeTerminal()
+			defer func() { demoTerminal = nil }()
 			break
 		}
 	}

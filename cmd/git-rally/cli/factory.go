@@ -30,22 +30,6 @@ type jsonFlags = cmdutil.JSONFlags
 // Colour (cmdutil/color.go).
 const cYellow = cmdutil.CYellow
 
-// The room and what other commands share of it (cmdutil/room.go).
-type roomJSON = RoomJSON
-
-var (
-	toRoomJSON        = ToRoomJSON
-	ago               = Ago
-	orDefault         = OrDefault
-	verdictTag        = VerdictTag
-	verdictOf         = VerdictOf
-	factsWithVerdicts = FactsWithVerdicts
-	plural            = Plural
-	liveTargets       = LiveTargets
-	newBackend        = NewBackend
-	ident             = Ident
-)
-
 var (
 	isTerminal  = cmdutil.IsTerminal
 	outTerminal = cmdutil.OutTerminal

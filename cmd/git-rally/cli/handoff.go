@@ -63,7 +63,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		fact.Revision = rev
 	}
 	if opts.ackWithin != "" {
-		d, err := ParseDuration("--ack-within", opts.ackWithin)
+		d, err := parseDuration("--ack-within", opts.ackWithin)
 		if err != nil {
 			return err
 		}

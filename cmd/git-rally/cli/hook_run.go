@@ -2,27 +2,57 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"os"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/hooks"
 )
 
-// MaxHookInput bounds what a hook reads from its host (a Write carries
-// the whole file).
-const MaxHookInput = 32 << 20
+func newCmdHook(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook <host> <event>",
+		Short: "Answer a hook call from git or an agent host (what `git rally hooks install` registers)",
+		Long: `git rally hook is what installed hooks run: "git-rally hook git pre-commit",
+"git-rally hook claude|codex session-start|pre-tool-use|user-prompt-submit|session-end",
+"git-rally hook gemini session-start|before-tool|after-tool|before-agent|session-end",
+"git-rally hook cursor session-start|pre-tool-use|before-shell-execution|after-file-edit|session-end".
+It reads the host's JSON on stdin and answers in the host's JSON.
 
-// HotGCPercent is GOGC for the hot commands: one lives for milliseconds,
+It fails open: malformed input, an unknown host or event, or a missing ledger
+answer "allow" and say nothing. RALLY_HOOK_STRICT=1 turns a stop finding of
+the write check into a denial (git: also git config rally.strict true);
+RALLY_HOOKS=off silences every hook.`,
+		// Flags are not parsed: a host must never get a usage error
+		// (exit 2 would block its tool call).
+		DisableFlagParsing: true,
+		RunE: func(c *cobra.Command, args []string) error {
+			for _, a := range args {
+				if a == "-h" || a == "--help" {
+					return c.Help()
+				}
+			}
+			return runHook(f.Factory, args)
+		},
+	}
+}
+
+// maxHookInput bounds what a hook reads from its host (a Write carries
+// the whole file).
+const maxHookInput = 32 << 20
+
+// hotGCPercent is GOGC for the hot commands: one lives for milliseconds,
 // and collecting while it encodes a large room costs more than the memory
 // a collection would free (a rebuild lowers it again).
-const HotGCPercent = 400
+const hotGCPercent = 400
 
-// RunHook answers a hook call: `git-rally hook <host> <event> [args]`,
+// runHook answers a hook call: `git-rally hook <host> <event> [args]`,
 // the host's JSON on f.In. It fails open; its only error is an
 // *cmdutil.ExitError with the code the host's protocol asks for.
-func RunHook(f *cmdutil.Factory, args []string) error {
+func runHook(f *cmdutil.Factory, args []string) error {
 	if len(args) < 2 || (len(args) > 2 && args[0] != hooks.Git) {
 		fmt.Fprintln(f.Err, "git-rally: warning: usage: git rally hook <host> <event>; nothing checked")
 		return nil
@@ -54,6 +84,6 @@ func readHookInput(in io.Reader) []byte {
 			return nil
 		}
 	}
-	b, _ := io.ReadAll(io.LimitReader(in, MaxHookInput))
+	b, _ := io.ReadAll(io.LimitReader(in, maxHookInput))
 	return b
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdHooks, newCmdHook) }
-
 // hostFlags selects the hosts of hooks install, uninstall and status.
 type hostFlags struct {
 	git, claude, codex, gemini, cursor bool

@@ -2,12 +2,26 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
+
+func newCmdInbox(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "inbox [--tool T]...",
+		Short: "Handoffs that wait for you, oldest first",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runInbox(f.Factory, &j) },
+	}
+	addJSONFlags(c, &j)
+	return c
+}
 
 type inboxItemJSON struct {
 	ID       string `json:"id"`
@@ -34,9 +48,9 @@ type inboxJSON struct {
 	Acknowledged []inboxItemJSON `json:"acknowledged"`
 }
 
-// Inbox prints the handoffs that wait for the --tool identities (or the
+// runInbox prints the handoffs that wait for the --tool identities (or the
 // asker), oldest first, and the caller's acknowledged ones.
-func Inbox(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
+func runInbox(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 	tools := f.ToolList
 	if len(tools) == 0 {
 		o, err := f.Asker()
@@ -59,7 +73,7 @@ func Inbox(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 		return err
 	}
 	for _, it := range st.Inbox(tools, now) {
-		item := inboxItemJSON{Verified: VerdictOf(v, it.Fact.ID, it.Fact.Tool), ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
+		item := inboxItemJSON{Verified: verdictOf(v, it.Fact.ID, it.Fact.Tool), ID: it.Fact.ID, From: it.Fact.Tool, Target: it.Fact.Target,
 			Subject: facts.Sanitize(it.Fact.Subject, 600), Body: facts.Sanitize(it.Fact.Body, 2000), At: it.Fact.At,
 			AgeS: int64(it.Age.Seconds()), AckBy: it.Fact.AckBy, Stale: it.Stale, State: it.State}
 		if it.State == "acknowledged" {

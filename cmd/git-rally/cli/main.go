@@ -56,18 +56,65 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, server *Serve
 	return f.Finish(args, root.Execute())
 }
 
-// hotCommands are the commands agents and hooks run before every write.
-// For them Run builds the root with that one command: the whole tree (70
-// commands, their flags, completion, examples) costs 0.4 ms to build, more
-// than a claim's rule check. A hot command's behaviour is the same in both
-// trees (TestHotCommandsBehaveAsInTheFullTree); help, completion and
-// --version always get the full tree.
-var hotCommands = map[string]func(*factory) *cobra.Command{
-	"claim": newCmdClaim, "release": newCmdRelease, "check": newCmdCheck, "hook": newCmdHook,
-	"note": func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindNote) },
-	"room": newCmdRoom, "whoami": newCmdWhoami, "inbox": newCmdInbox, "next": newCmdNext,
-	"enter": newCmdEnter, "leave": newCmdLeave, "log": newCmdLog, "show": newCmdShow,
-	"version": newCmdVersion,
+// commands is every top-level command, the one list of them. hot marks
+// the ones agents and hooks run before every write: for them Run builds
+// the root with that one command, since the whole tree (70 commands, their
+// flags, completion, examples) costs 0.4 ms to build, more than a claim's
+// rule check. A hot command behaves the same in both trees
+// (TestHotCommandsBehaveAsInTheFullTree); help, completion and --version
+// always get the full tree.
+func commands() []command {
+	return []command{
+		{"init", false, newCmdInit},
+		{"enter", true, newCmdEnter},
+		{"leave", true, newCmdLeave},
+		{"whoami", true, newCmdWhoami},
+		{"claim", true, newCmdClaim},
+		{"release", true, newCmdRelease},
+		{"check", true, newCmdCheck},
+		{"handoff", false, newCmdHandoff},
+		{"receipt", false, func(f *factory) *cobra.Command { return newCmdAnswer(f, facts.KindReceipt) }},
+		{"resolve", false, func(f *factory) *cobra.Command { return newCmdAnswer(f, facts.KindResolve) }},
+		{"artifact", false, newCmdArtifact},
+		{"note", true, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindNote) }},
+		{"blocker", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindBlocker) }},
+		{"risk", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindRisk) }},
+		{"decision", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindDecision) }},
+		{"retract", false, newCmdRetract},
+		{"say", false, newCmdSay},
+		{"room", true, newCmdRoom},
+		{"inbox", true, newCmdInbox},
+		{"next", true, newCmdNext},
+		{"log", true, newCmdLog},
+		{"show", true, newCmdShow},
+		{"doctor", false, newCmdDoctor},
+		{"demo", false, newCmdDemo},
+		{"version", true, newCmdVersion},
+		{"man", false, newCmdMan},
+		{"deinit", false, newCmdDeinit},
+		{"hook", true, newCmdHook},
+		{"hooks", false, newCmdHooks},
+		{"run", false, newCmdRun},
+		{"sessions", false, newCmdSessions},
+		{"inject", false, newCmdInject},
+		{"capture", false, newCmdCapture},
+		{"attach", false, newCmdAttach},
+		{"stop", false, newCmdStop},
+		{"adopt", false, newCmdAdopt},
+		{"watch", false, newCmdWatch},
+		{"sync", false, newCmdSync},
+		{"worktree", false, newCmdWorktree},
+		{"plan", false, newCmdPlan},
+		{"serve", false, newCmdServe},
+		{"mcp", false, newCmdMCP},
+		{planYAMLCommand, false, newCmdPlanYAML},
+	}
+}
+
+type command struct {
+	name string
+	hot  bool
+	new  func(*factory) *cobra.Command
 }
 
 // fullTree forces the whole tree (tests compare the two).
@@ -78,8 +125,17 @@ func isHot(args []string) bool {
 	if len(args) == 0 || fullTree {
 		return false
 	}
-	_, ok := hotCommands[args[0]]
-	return ok && !wantsHelp(args)
+	return hotCommand(args[0]) != nil && !wantsHelp(args)
+}
+
+// hotCommand is the hot command called name, else nil.
+func hotCommand(name string) func(*factory) *cobra.Command {
+	for _, c := range commands() {
+		if c.hot && c.name == name {
+			return c.new
+		}
+	}
+	return nil
 }
 
 // newTree returns the command tree Run executes args with.
@@ -88,9 +144,9 @@ func newTree(f *factory, args []string) *cobra.Command {
 		// A hot command lives for milliseconds: collecting while it
 		// encodes a large room costs more than the memory a collection
 		// would free (a rebuild lowers it again).
-		debug.SetGCPercent(HotGCPercent)
+		debug.SetGCPercent(hotGCPercent)
 		root := newRoot(f)
-		root.AddCommand(hotCommands[args[0]](f))
+		root.AddCommand(hotCommand(args[0])(f))
 		guardGroups(root)
 		return root
 	}
@@ -144,19 +200,9 @@ current time.`,
 
 func newRootCmd(f *factory) *cobra.Command {
 	root := newRoot(f)
-	root.AddCommand(
-		newCmdInit(f), newCmdEnter(f), newCmdLeave(f), newCmdWhoami(f),
-		newCmdClaim(f), newCmdRelease(f), newCmdCheck(f),
-		newCmdHandoff(f), newCmdAnswer(f, facts.KindReceipt), newCmdAnswer(f, facts.KindResolve), newCmdArtifact(f),
-		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
-		newCmdRetract(f), newCmdSay(f),
-		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
-		newCmdDemo(f), newCmdVersion(f), newCmdMan(f), newCmdDeinit(f),
-	)
-	for _, c := range extraCommands {
-		root.AddCommand(c(f))
+	for _, c := range commands() {
+		root.AddCommand(c.new(f))
 	}
-	root.AddCommand(newCmdPlanYAML(f))
 	setVersion(root)
 	root.SetHelpCommand(newCmdHelp())
 	typedHelp(root)
@@ -166,6 +212,3 @@ func newRootCmd(f *factory) *cobra.Command {
 	addExamples(root)
 	return root
 }
-
-// extraCommands lets command families in their own files register.
-var extraCommands []func(*factory) *cobra.Command

@@ -61,7 +61,7 @@ func manPage(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := ReadVersion()
+	v := readVersion()
 	when := time.Now()
 	if t, err := time.Parse(time.RFC3339, v.Time); err == nil {
 		when = t // the build's, so a build's pages do not change

@@ -22,8 +22,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdMCP) }
-
 func newCmdMCP(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp [--tool T]",

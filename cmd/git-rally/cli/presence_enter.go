@@ -2,14 +2,59 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// Enter appends a presence fact for the caller.
-func Enter(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
+type presenceOptions struct {
+	subject string
+	j       jsonFlags
+}
+
+func newCmdEnter(f *factory) *cobra.Command {
+	opts := &presenceOptions{}
+	c := &cobra.Command{
+		Use:   "enter [--subject <text>]",
+		Short: "Say you are here (a presence fact)",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runEnter(f.Factory, opts.subject, &opts.j) },
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "what you are doing")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func newCmdLeave(f *factory) *cobra.Command {
+	opts := &presenceOptions{}
+	c := &cobra.Command{
+		Use:   "leave",
+		Short: "Leave the room; closes all your claims",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runLeave(f.Factory, opts.subject, &opts.j) },
+	}
+	c.Flags().StringVar(&opts.subject, "subject", "", "a parting note")
+	addJSONFlags(c, &opts.j)
+	return c
+}
+
+func newCmdWhoami(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "whoami",
+		Short: "Print the identity writing commands would use",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runWhoami(f.Factory, &j) },
+	}
+	addJSONFlags(c, &j)
+	return c
+}
+
+// runEnter appends a presence fact for the caller.
+func runEnter(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -18,9 +63,9 @@ func Enter(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	return err
 }
 
-// Leave appends the caller's leave fact, which closes its claims; nothing
+// runLeave appends the caller's leave fact, which closes its claims; nothing
 // when it is not in the room.
-func Leave(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
+func runLeave(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err
@@ -39,8 +84,8 @@ func Leave(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 	return err
 }
 
-// Whoami prints the identity writing commands would use.
-func Whoami(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
+// runWhoami prints the identity writing commands would use.
+func runWhoami(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
 	o, err := f.Identity()
 	if err != nil {
 		return err

@@ -2,9 +2,9 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"strings"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -56,13 +56,13 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	}
 	for _, cl := range c.Claims {
 		out.Claims = append(out.Claims, compactClaimJSON{ID: cl.Fact.ID, Tool: cl.Fact.Tool, Session: cl.Fact.Session,
-			Scopes: cl.Fact.Scopes, Access: OrDefault(cl.Fact.Access, facts.Exclusive), LeaseState: cl.LeaseState,
-			OwnerState: cl.OwnerState, Contested: cl.Contested, Verified: VerdictOf(v, cl.Fact.ID, cl.Fact.Tool)})
+			Scopes: cl.Fact.Scopes, Access: orDefault(cl.Fact.Access, facts.Exclusive), LeaseState: cl.LeaseState,
+			OwnerState: cl.OwnerState, Contested: cl.Contested, Verified: verdictOf(v, cl.Fact.ID, cl.Fact.Tool)})
 	}
 	for _, h := range c.Handoffs {
 		j := toHandoffJSON(h)
 		j.Subject = facts.Sanitize(j.Subject, facts.CompactCap)
-		j.Verified = VerdictOf(v, h.Fact.ID, h.Fact.Tool)
+		j.Verified = verdictOf(v, h.Fact.ID, h.Fact.Tool)
 		out.Handoffs = append(out.Handoffs, j)
 	}
 	for _, b := range c.Blockers {
@@ -72,12 +72,12 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	}
 	for _, p := range c.Peers {
 		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
-			Verified: VerdictOf(v, p.LastID, p.Tool)})
+			Verified: verdictOf(v, p.LastID, p.Tool)})
 	}
 	return out
 }
 
-func runRoomCompact(f *cmdutil.Factory, opts *RoomOptions) error {
+func runRoomCompact(f *cmdutil.Factory, opts *roomOptions) error {
 	if opts.Budget < 256 {
 		return cmdutil.Usagef("--budget-bytes %d is too small: want at least 256", opts.Budget)
 	}
@@ -115,13 +115,13 @@ func printCompact(f *cmdutil.Factory, c *compactJSON) {
 	w := f.Out
 	fmt.Fprintf(w, "rally room for %s (advisory; %s)\n", c.Tool, c.Untrusted)
 	for _, h := range c.Handoffs {
-		fmt.Fprintf(w, "handoff %s from %s [%s]%s: %s\n", h.ID, h.From, h.State, VerdictTag(h.Verified), h.Subject)
+		fmt.Fprintf(w, "handoff %s from %s [%s]%s: %s\n", h.ID, h.From, h.State, verdictTag(h.Verified), h.Subject)
 	}
 	for _, b := range c.Blockers {
 		fmt.Fprintf(w, "blocker %s by %s %s: %s\n", b.ID, b.Tool, strings.Join(b.Scopes, " "), b.Subject)
 	}
 	for _, cl := range c.Claims {
-		fmt.Fprintf(w, "claim %s %s %s (%s, lease %s, owner %s)%s\n", cl.ID, cl.Tool, strings.Join(cl.Scopes, " "), cl.Access, cl.LeaseState, cl.OwnerState, VerdictTag(cl.Verified))
+		fmt.Fprintf(w, "claim %s %s %s (%s, lease %s, owner %s)%s\n", cl.ID, cl.Tool, strings.Join(cl.Scopes, " "), cl.Access, cl.LeaseState, cl.OwnerState, verdictTag(cl.Verified))
 	}
 	for _, p := range c.Peers {
 		fmt.Fprintf(w, "peer %s %s\n", p.Tool, p.State)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"reflect"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/tidwall/gjson"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -24,7 +24,7 @@ const chunkSize = 32 << 10
 // output, while the small rest (peers, handoffs, totals...) goes through
 // indentedJSON field by field. TestRoomJSONMatchesIndentedJSON compares
 // the two on rooms with every field of claimJSON set.
-func writeRoomJSON(w io.Writer, r *RoomJSON) error {
+func writeRoomJSON(w io.Writer, r *roomJSON) error {
 	// The output goes out in chunks: a buffer of the whole document
 	// would be 600 KB of fresh pages for a room of 1,600 claims.
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
@@ -131,7 +131,7 @@ func (cw *chunkWriter) stream(s *claimStream) {
 			lastAt, lastLease = v.LeaseExpires, facts.FormatTime(v.LeaseExpires)
 		}
 		c := toClaimJSONLease(v, lastLease)
-		c.Verified = VerdictOf(s.verifier, c.ID, c.Tool)
+		c.Verified = verdictOf(s.verifier, c.ID, c.Tool)
 		cw.b = append(cw.b, "\n    "...)
 		cw.b = parts.appendClaim(cw.b, &c)
 		cw.flushFull()
@@ -330,7 +330,7 @@ func appendJSONStringSlow(b []byte, s string) []byte {
 
 // encodeIndented is cmdutil.IndentedJSON(v), a room by writeRoomJSON.
 func encodeIndented(v any) (*bytes.Buffer, error) {
-	if r, ok := v.(*RoomJSON); ok {
+	if r, ok := v.(*roomJSON); ok {
 		var buf bytes.Buffer
 		if err := writeRoomJSON(&buf, r); err != nil {
 			return nil, err
@@ -342,7 +342,7 @@ func encodeIndented(v any) (*bytes.Buffer, error) {
 
 // writeIndented writes encodeIndented(v) to w.
 func writeIndented(w io.Writer, v any) error {
-	if r, ok := v.(*RoomJSON); ok {
+	if r, ok := v.(*roomJSON); ok {
 		return writeRoomJSON(w, r)
 	}
 	buf, err := cmdutil.IndentedJSON(v)

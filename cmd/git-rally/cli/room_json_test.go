@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"math/rand/v2"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -49,7 +49,7 @@ func TestRoomJSONMatchesIndentedJSON(t *testing.T) {
 			}
 		}
 	}
-	rooms := []RoomJSON{
+	rooms := []roomJSON{
 		{},
 		baseRoomJSON(),
 	}
@@ -96,15 +96,15 @@ func TestRoomJSONMatchesIndentedJSON(t *testing.T) {
 }
 
 // baseRoomJSON is a room with something in every list but the claims.
-func baseRoomJSON() RoomJSON {
-	return RoomJSON{Head: "abc", Clock: 7, Peers: []peerJSON{{Tool: "a", State: "active", LastSeen: "t"}},
+func baseRoomJSON() roomJSON {
+	return roomJSON{Head: "abc", Clock: 7, Peers: []peerJSON{{Tool: "a", State: "active", LastSeen: "t"}},
 		Claims: []claimJSON{}, Handoffs: []handoffJSON{{ID: "h", From: "a", Target: "b", Subject: "s<>", Overdue: true}},
 		Blockers: []noteJSON{{ID: "b", Kind: "blocker", Scopes: []string{"file:x"}}}, Risks: []noteJSON{},
 		Worktrees: []worktreeJSON{{Name: "w"}}, Sessions: []roomSessionJSON{},
 		Totals: totalsJSON{Facts: 3, ByKind: map[string]int{"claim": 2, "note": 1}, Ignored: 1}}
 }
 
-// A room whose claims stream from their views writes what ToRoomJSON's
+// A room whose claims stream from their views writes what toRoomJSON's
 // claims write.
 func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 6e6, time.UTC)
@@ -116,7 +116,7 @@ func TestRoomJSONStreamMatchesClaims(t *testing.T) {
 			Contested: i == 1, HeldOver: sub})
 	}
 	for _, r := range []*facts.Room{room, {Head: "empty"}} {
-		want, err := cmdutil.IndentedJSON(ToRoomJSON(r))
+		want, err := cmdutil.IndentedJSON(toRoomJSON(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +184,7 @@ func TestRoomJSONAllocationsPerClaim(t *testing.T) {
 }
 
 // Streamed claims whose owners, lease times and states repeat in runs and
-// change at random write what ToRoomJSON's claims write.
+// change at random write what toRoomJSON's claims write.
 func TestRoomJSONStreamRepeats(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
@@ -197,7 +197,7 @@ func TestRoomJSONStreamRepeats(t *testing.T) {
 			LeaseExpires: at.Add(time.Duration(rng.IntN(2)) * time.Minute), LeaseState: pick("live", "expired"),
 			OwnerState: pick("active", "idle"), Contested: rng.IntN(3) == 0, HeldOver: pick("", "f_0")})
 	}
-	want, err := cmdutil.IndentedJSON(ToRoomJSON(room))
+	want, err := cmdutil.IndentedJSON(toRoomJSON(room))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,6 +208,6 @@ func TestRoomJSONStreamRepeats(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(got.Bytes(), want.Bytes()) {
-		t.Fatalf("streamed claims differ from ToRoomJSON's")
+		t.Fatalf("streamed claims differ from toRoomJSON's")
 	}
 }

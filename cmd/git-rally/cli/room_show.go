@@ -2,16 +2,33 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// RoomOptions are room's flags.
-type RoomOptions struct {
+func newCmdRoom(f *factory) *cobra.Command {
+	opts := &roomOptions{}
+	c := &cobra.Command{
+		Use:   "room [--compact] [--budget-bytes N] [--path P]",
+		Short: "The live room: peers, claims, handoffs, blockers, risks, worktrees",
+		Args:  cobra.NoArgs,
+		RunE:  func(c *cobra.Command, args []string) error { return runRoom(f.Factory, opts) },
+	}
+	c.Flags().BoolVar(&opts.Compact, "compact", false, "only what the caller must act on, within --budget-bytes")
+	c.Flags().IntVar(&opts.Budget, "budget-bytes", 6000, "byte budget of --compact")
+	c.Flags().StringArrayVar(&opts.Paths, "path", nil, "only claims touching this path (repeat)")
+	addJSONFlags(c, &opts.J)
+	return c
+}
+
+// roomOptions are room's flags.
+type roomOptions struct {
 	Compact bool
 	Budget  int
 	Paths   []string
@@ -88,8 +105,8 @@ type totalsJSON struct {
 	Ignored int `json:"ignored,omitempty"`
 }
 
-// RoomJSON is room --json.
-type RoomJSON struct {
+// roomJSON is room --json.
+type roomJSON struct {
 	Head      string            `json:"head"`
 	Clock     int64             `json:"clock"`
 	Peers     []peerJSON        `json:"peers"`
@@ -106,8 +123,8 @@ type RoomJSON struct {
 	stream *claimStream
 }
 
-// Room prints the room (room, room --compact).
-func Room(f *cmdutil.Factory, opts *RoomOptions) error {
+// runRoom prints the room (room, room --compact).
+func runRoom(f *cmdutil.Factory, opts *roomOptions) error {
 	if opts.Compact {
 		return runRoomCompact(f, opts)
 	}
@@ -136,7 +153,7 @@ func Room(f *cmdutil.Factory, opts *RoomOptions) error {
 		out.stream = &claimStream{views: room.Claims, verifier: v}
 		return f.PrintJSON(&opts.J, &out)
 	}
-	out := ToRoomJSON(room)
+	out := toRoomJSON(room)
 	out.Sessions = roomSessions(st)
 	out.Plans = roomPlans(st)
 	addRoomVerdicts(v, &out, room)
@@ -179,7 +196,7 @@ func toClaimJSON(c facts.ClaimView) claimJSON {
 // toClaimJSONLease is toClaimJSON with the lease time formatted already.
 func toClaimJSONLease(c facts.ClaimView, lease string) claimJSON {
 	return claimJSON{ID: c.Fact.ID, Tool: c.Fact.Tool, Session: c.Fact.Session, Scopes: c.Fact.Scopes,
-		Access: OrDefault(c.Fact.Access, facts.Exclusive), Subject: facts.Sanitize(c.Fact.Subject, 0), At: c.Fact.At,
+		Access: orDefault(c.Fact.Access, facts.Exclusive), Subject: facts.Sanitize(c.Fact.Subject, 0), At: c.Fact.At,
 		LeaseExpiresAt: lease, LeaseState: c.LeaseState, OwnerState: c.OwnerState,
 		Contested: c.Contested, HeldOver: c.HeldOver}
 }
@@ -194,8 +211,8 @@ func toNoteJSON(n *facts.Fact) noteJSON {
 		Scopes: n.Scopes, Severity: n.Severity, Ref: n.Ref, At: n.At}
 }
 
-// ToRoomJSON is the room as room --json prints it.
-func ToRoomJSON(r *facts.Room) RoomJSON {
+// toRoomJSON is the room as room --json prints it.
+func toRoomJSON(r *facts.Room) roomJSON {
 	out := toRoomJSONWithout(r)
 	out.Claims = make([]claimJSON, 0, len(r.Claims))
 	for _, c := range r.Claims {
@@ -204,9 +221,9 @@ func ToRoomJSON(r *facts.Room) RoomJSON {
 	return out
 }
 
-// toRoomJSONWithout is ToRoomJSON with no claims.
-func toRoomJSONWithout(r *facts.Room) RoomJSON {
-	out := RoomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
+// toRoomJSONWithout is toRoomJSON with no claims.
+func toRoomJSONWithout(r *facts.Room) roomJSON {
+	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
 		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
 		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
 	for _, p := range r.Peers {
@@ -233,31 +250,31 @@ func toRoomJSONWithout(r *facts.Room) RoomJSON {
 
 // addRoomVerdicts sets the verdict of every peer (its latest fact), claim
 // and handoff; out's lists are in room's order.
-func addRoomVerdicts(v *facts.Verifier, out *RoomJSON, room *facts.Room) {
+func addRoomVerdicts(v *facts.Verifier, out *roomJSON, room *facts.Room) {
 	if v == nil {
 		return
 	}
 	for i, p := range room.Peers {
-		out.Peers[i].Verified = VerdictOf(v, p.LastID, p.Tool)
+		out.Peers[i].Verified = verdictOf(v, p.LastID, p.Tool)
 	}
 	for i := range out.Claims {
-		out.Claims[i].Verified = VerdictOf(v, out.Claims[i].ID, out.Claims[i].Tool)
+		out.Claims[i].Verified = verdictOf(v, out.Claims[i].ID, out.Claims[i].Tool)
 	}
 	for i := range out.Handoffs {
-		out.Handoffs[i].Verified = VerdictOf(v, out.Handoffs[i].ID, out.Handoffs[i].From)
+		out.Handoffs[i].Verified = verdictOf(v, out.Handoffs[i].ID, out.Handoffs[i].From)
 	}
 }
 
-// OrDefault is s, or d when s is empty.
-func OrDefault(s, d string) string {
+// orDefault is s, or d when s is empty.
+func orDefault(s, d string) string {
 	if s == "" {
 		return d
 	}
 	return s
 }
 
-// Ago is how long before now the stored time at was ("5m ago").
-func Ago(now time.Time, at string) string {
+// ago is how long before now the stored time at was ("5m ago").
+func ago(now time.Time, at string) string {
 	t, err := time.Parse(time.RFC3339Nano, at)
 	if err != nil {
 		return "?"
@@ -265,7 +282,7 @@ func Ago(now time.Time, at string) string {
 	return facts.Ago(now.Sub(t)) + " ago"
 }
 
-func printRoom(w io.Writer, r RoomJSON, now time.Time, pt cmdutil.Painter) {
+func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 	head := r.Head
 	if len(head) > 12 {
 		head = head[:12]
@@ -277,14 +294,14 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt cmdutil.Painter) {
 	if r.Totals.Ignored > 0 {
 		ign = fmt.Sprintf(", %d ignored: not verified (rally.requireSigned)", r.Totals.Ignored)
 	}
-	fmt.Fprintf(w, "room at %s, clock %d, %s (%d retracted%s)\n", head, r.Clock, Plural(r.Totals.Facts, "fact"), r.Totals.Retracted, ign)
+	fmt.Fprintf(w, "room at %s, clock %d, %s (%d retracted%s)\n", head, r.Clock, plural(r.Totals.Facts, "fact"), r.Totals.Retracted, ign)
 	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
 	for _, p := range r.Peers {
 		who := p.Tool
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), Ago(now, p.LastSeen), VerdictTag(p.Verified))
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), verdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {
@@ -301,7 +318,7 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt cmdutil.Painter) {
 			lease = pt(cmdutil.CRed, "lease expired") + " since " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
 		}
 		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			lease, cmdutil.PaintState(pt, c.OwnerState), extra, VerdictTag(c.Verified))
+			lease, cmdutil.PaintState(pt, c.OwnerState), extra, verdictTag(c.Verified))
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {
@@ -309,7 +326,7 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt cmdutil.Painter) {
 		if h.Overdue {
 			od = " " + pt(cmdutil.CRed, "OVERDUE")
 		}
-		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), Ago(now, h.At), VerdictTag(h.Verified))
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))

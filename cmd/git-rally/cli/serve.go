@@ -21,8 +21,6 @@ import (
 	"github.com/git-rally/git-rally/web/webapi"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdServe) }
-
 type serveOptions struct {
 	addr string
 	open bool

@@ -92,8 +92,8 @@ func TestServeInBrowser(t *testing.T) {
 	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
 	// A managed session, in the demo's stand-in terminal (no tmux), and a
 	// handoff delivered into it.
-	DemoTerminal = newFakeTerminal()
-	defer func() { DemoTerminal = nil }()
+	demoTerminal = newFakeTerminal()
+	defer func() { demoTerminal = nil }()
 	rallyT(t, "run", "codex", "--name", "rev", "--command-json", `["fake-agent"]`)
 	if out := rallyT(t, "handoff", "--tool", "claude_code:impl-1", "--target", "codex:rev-01", "--subject", "review the endpoint"); !strings.Contains(out, "delivered to session codex-rev-01") {
 		t.Fatalf("the handoff to the managed session was not delivered:\n%s", out)

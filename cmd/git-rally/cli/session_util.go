@@ -2,17 +2,17 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io"
 	"strings"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/plan"
 	"github.com/git-rally/git-rally/session"
 )
 
-// Plural is n and what, plural unless n is 1.
-func Plural(n int, what string) string {
+// plural is n and what, plural unless n is 1.
+func plural(n int, what string) string {
 	if n == 1 {
 		return "1 " + what
 	}
@@ -32,11 +32,11 @@ type roomSessionJSON struct {
 // one of them may be running.
 func roomSessions(st *facts.State) []roomSessionJSON {
 	out := []roomSessionJSON{}
-	b, err := NewBackend("")
+	b, err := newBackend("")
 	if err != nil {
 		return out
 	}
-	live, err := LiveTargets(b, st)
+	live, err := liveTargets(b, st)
 	if err != nil {
 		live = map[string]bool{}
 	}
@@ -72,9 +72,9 @@ func roomPlans(st *facts.State) []roomPlanJSON {
 
 // newBackend is the terminal backend a --backend value names: tmux, or
 // auto (which is tmux); anything else is a usage error.
-func NewBackend(name string) (session.Backend, error) {
-	if DemoTerminal != nil {
-		return DemoTerminal, nil
+func newBackend(name string) (session.Backend, error) {
+	if demoTerminal != nil {
+		return demoTerminal, nil
 	}
 	switch name {
 	case "", "auto", "tmux":
@@ -83,10 +83,10 @@ func NewBackend(name string) (session.Backend, error) {
 	return nil, &cmdutil.UsageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
 }
 
-// DemoTerminal, set while demo plays a managed receiver, stands in for
+// demoTerminal, set while demo plays a managed receiver, stands in for
 // every terminal backend: the run needs no tmux and prints the same every
 // time. Nothing else sets it.
-var DemoTerminal session.Backend
+var demoTerminal session.Backend
 
 func printRoomPlans(w io.Writer, ps []roomPlanJSON) {
 	if len(ps) == 0 {
@@ -114,14 +114,14 @@ func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
 	}
 	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
 	for _, s := range ss {
-		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", Ident(s.Session), Ident(s.Tool), s.State, Ident(s.Worktree))
+		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree))
 	}
 }
 
-// LiveTargets asks the backend once which targets live; only when the
+// liveTargets asks the backend once which targets live; only when the
 // room has a managed session that may be running, so a room without
 // any costs no process.
-func LiveTargets(b session.Backend, st *facts.State) (map[string]bool, error) {
+func liveTargets(b session.Backend, st *facts.State) (map[string]bool, error) {
 	need := false
 	for _, s := range session.Managed(st) {
 		if s.Status != session.StatusStopped {
@@ -140,5 +140,5 @@ func LiveTargets(b session.Backend, st *facts.State) (map[string]bool, error) {
 
 func quoteName(s string) string { return "\"" + facts.Sanitize(s, 80) + "\"" }
 
-// Ident sanitizes an identifier for human output.
-func Ident(s string) string { return facts.Sanitize(s, 160) }
+// ident sanitizes an identifier for human output.
+func ident(s string) string { return facts.Sanitize(s, 160) }

@@ -9,8 +9,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdStop) }
-
 type stopOptions struct {
 	dryRun bool
 	j      jsonFlags

@@ -2,8 +2,9 @@ package cli
 
 import (
 	"errors"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"testing"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 // cobra's flag-group errors are usage errors (exit 2), like every other

@@ -3,23 +3,23 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 
 	"github.com/tidwall/gjson"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
-// VerdictOf is v's verdict on a fact, "" without a verifier.
-func VerdictOf(v *facts.Verifier, id, tool string) string {
+// verdictOf is v's verdict on a fact, "" without a verifier.
+func verdictOf(v *facts.Verifier, id, tool string) string {
 	if v == nil || id == "" {
 		return ""
 	}
 	return v.Verdict(id, tool)
 }
 
-// VerdictTag is the verdict as human output shows it after a line.
-func VerdictTag(v string) string {
+// verdictTag is the verdict as human output shows it after a line.
+func verdictTag(v string) string {
 	if v == "" {
 		return ""
 	}
@@ -56,8 +56,8 @@ func withVerdict(raw json.RawMessage, v string) json.RawMessage {
 	return append(out, `"}`...)
 }
 
-// FactsWithVerdicts is rawFacts with each fact's verdict.
-func FactsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
+// factsWithVerdicts is rawFacts with each fact's verdict.
+func factsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
 	out := cmdutil.RawFacts(fs)
 	if v == nil {
 		return out

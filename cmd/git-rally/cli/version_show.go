@@ -2,19 +2,46 @@ package cli
 
 import (
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"runtime"
 	"runtime/debug"
+
+	"github.com/spf13/cobra"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
-// commit may be set at link time (-ldflags "-X .../cli/cmdutil.commit=abc123")
+func newCmdVersion(f *factory) *cobra.Command {
+	var j jsonFlags
+	c := &cobra.Command{
+		Use:   "version",
+		Short: "Print git-rally's version and the commit it was built from",
+		Example: `  git rally version
+  git rally --version
+  git rally version --json`,
+		Args: cobra.NoArgs,
+		RunE: func(c *cobra.Command, args []string) error {
+			return runVersion(f.Factory, &j)
+		},
+	}
+	addJSONFlags(c, &j)
+	return c
+}
+
+// setVersion gives the root --version, printed as `version` prints.
+func setVersion(root *cobra.Command) {
+	v := readVersion()
+	root.Version = v.String()
+	root.SetVersionTemplate("git-rally {{.Version}} " + v.Go + "\n")
+}
+
+// commit may be set at link time (-ldflags "-X .../cmd/git-rally/cli.commit=abc123")
 // for builds made without VCS stamping; the build info wins when it has one.
 var commit string
 
-// VersionInfo is what `version` reports, from the binary's build info:
+// versionInfo is what `version` reports, from the binary's build info:
 // the module version (a tag, a pseudo-version, or "(devel)" for a build
 // from a checkout) and the commit go stamped into it.
-type VersionInfo struct {
+type versionInfo struct {
 	Version  string `json:"version"`
 	Commit   string `json:"commit,omitempty"`
 	Time     string `json:"time,omitempty"`
@@ -22,9 +49,9 @@ type VersionInfo struct {
 	Go       string `json:"go"`
 }
 
-// ReadVersion reads the version from the binary's build info.
-func ReadVersion() VersionInfo {
-	v := VersionInfo{Version: "(devel)", Commit: commit, Go: runtime.Version()}
+// readVersion reads the version from the binary's build info.
+func readVersion() versionInfo {
+	v := versionInfo{Version: "(devel)", Commit: commit, Go: runtime.Version()}
 	bi, ok := debug.ReadBuildInfo()
 	if !ok {
 		return v
@@ -46,7 +73,7 @@ func ReadVersion() VersionInfo {
 }
 
 // String is the version as `version` prints it.
-func (v VersionInfo) String() string {
+func (v versionInfo) String() string {
 	s := v.Version
 	if v.Commit != "" {
 		c := v.Commit
@@ -65,9 +92,9 @@ func (v VersionInfo) String() string {
 	return s
 }
 
-// Version prints the version, as JSON under --json (j).
-func Version(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
-	v := ReadVersion()
+// runVersion prints the version, as JSON under --json (j).
+func runVersion(f *cmdutil.Factory, j *cmdutil.JSONFlags) error {
+	v := readVersion()
 	if j.On() {
 		return f.PrintJSON(j, v)
 	}

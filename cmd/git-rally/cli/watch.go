@@ -17,8 +17,6 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdWatch) }
-
 type watchOptions struct {
 	since, timeout, interval, onActivity string
 	once, json                           bool
@@ -59,7 +57,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	interval := facts.DefaultWatchInterval
 	var err error
 	if opts.interval != "" {
-		if interval, err = ParseDuration("--interval", opts.interval); err != nil {
+		if interval, err = parseDuration("--interval", opts.interval); err != nil {
 			return err
 		}
 		if interval < 10*time.Millisecond {
@@ -68,7 +66,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	}
 	var timeout time.Duration
 	if opts.timeout != "" {
-		if timeout, err = ParseDuration("--timeout", opts.timeout); err != nil {
+		if timeout, err = parseDuration("--timeout", opts.timeout); err != nil {
 			return err
 		}
 	}

@@ -13,8 +13,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { worktreeCommands = append(worktreeCommands, newCmdWorktreeRemove) }
-
 type worktreeRemoveOptions struct {
 	force bool
 	j     jsonFlags
