@@ -238,10 +238,13 @@ func parseFast(line []byte) (*Fact, bool) {
 	return f, true
 }
 
-// UsageError is bad input from the caller: exit 2, nothing written.
+// UsageError is bad input from the caller: exit 2, nothing written. It
+// is the one usage error type: the command line's too (cmdutil.UsageError).
+// Code, when set, is a stable kebab-case word for machines (no-identity).
 type UsageError struct {
 	Msg  string
 	Hint string
+	Code string
 }
 
 func (e *UsageError) Error() string { return e.Msg }

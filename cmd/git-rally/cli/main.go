@@ -49,6 +49,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer, server *Serve
 	f := newFactory(stdin, stdout, stderr)
 	f.args, f.server = args, server
 	root := newTree(f, args)
+	if err := unknownCommand(root, args); err != nil {
+		return f.Finish(args, err)
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -148,6 +151,7 @@ func newTree(f *factory, args []string) *cobra.Command {
 		root := newRoot(f)
 		root.AddCommand(hotCommand(args[0])(f))
 		guardGroups(root)
+		typedArgs(root)
 		return root
 	}
 	return newRootCmd(f)
@@ -194,7 +198,12 @@ current time.`,
 	root.PersistentFlags().Var(&f.Color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")
 	root.PersistentFlags().Lookup("color").NoOptDefVal = "always"
 	root.PersistentFlags().BoolVar(&f.noPager, "no-pager", false, "do not page log output")
-	root.PersistentPreRunE = checkQuery
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := checkFlagGroups(c); err != nil {
+			return err
+		}
+		return checkQuery(c, args)
+	}
 	return root
 }
 
@@ -209,6 +218,7 @@ func newRootCmd(f *factory) *cobra.Command {
 	root.InitDefaultCompletionCmd()
 	extendCompletion(f, root)
 	guardGroups(root)
+	typedArgs(root)
 	addExamples(root)
 	return root
 }

@@ -35,7 +35,7 @@ func unknownSub(c *cobra.Command, args []string) error {
 	return unknownErr(c, args[0])
 }
 
-func unknownErr(c *cobra.Command, word string) error {
+func unknownErr(c *cobra.Command, word string) *usageError {
 	name := cmdName(c)
 	e := &usageError{Msg: fmt.Sprintf("unknown command %q for %q", word, name)}
 	if c.SuggestionsMinimumDistance <= 0 {

@@ -20,11 +20,9 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-// UsageError is bad command-line input: exit 2.
-type UsageError struct{ Msg, Hint, Code string }
-
-// Error is the message.
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is bad input: exit 2, nothing written. The command line's
+// usage errors and the libraries' are one type.
+type UsageError = facts.UsageError
 
 // ExitError carries an exit code with no message (check --strict, a
 // hook's denial).
