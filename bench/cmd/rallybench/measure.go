@@ -16,12 +16,9 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-// The cases measure runs, in this order, round-robin for -runs rounds so
-// that a noisy neighbour hurts every case alike. A scenario runs the cases
-// scenarioCases names (default: baseCases).
-var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4",
-	"inproc", "fsync", "hello", "version", "probe-first", "probe-hotdeps", "log", "cold"}
-
+// baseCases are the cases a scenario runs unless scenarioCases names
+// others; measure runs them round-robin for -runs rounds so that a noisy
+// neighbour hurts every case alike.
 var baseCases = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
 
 // plain is where the table of issue 14 is measured; the open-claims rooms

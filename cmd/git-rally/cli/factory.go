@@ -50,5 +50,3 @@ func (v *toolsValue) Set(s string) error {
 	v.f.ToolList = append(v.f.ToolList, s)
 	return nil
 }
-
-func (f *factory) tools() []string { return f.ToolList }
