@@ -20,3 +20,18 @@ func TestServerCommandsWithoutTheServer(t *testing.T) {
 		}
 	}
 }
+
+// hooks install --mcp registers `git-rally mcp`, which needs
+// git-rally-server: without it, install warns.
+func TestHooksInstallMCPWarnsWithoutTheServer(t *testing.T) {
+	sessionEnv(t)
+	chdirNewRepo(t)
+	t.Setenv("PATH", t.TempDir()+":/usr/bin:/bin")
+	var out, errb bytes.Buffer
+	if code := Run([]string{"hooks", "install", "--claude", "--mcp"}, strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	if !strings.Contains(errb.String(), "git-rally: warning: git-rally-server is not installed") {
+		t.Errorf("no warning: %s", errb.String())
+	}
+}
