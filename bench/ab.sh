@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# bench/ab.sh: git-rally claim, as a whole process, built at two revisions
-# and run alternately on copies of the same repository.
+# bench/ab.sh: git-rally commands, as whole processes, built at two
+# revisions and run alternately on copies of the same repository.
 #
 #   bench/ab.sh <rev-a> <rev-b> <repository> [runs]     (default 60 runs)
 #   COPIES=4 (copies of the repository per revision)
+#   CASES="claim version check room hook" (default: claim): the commands
+#     agents run before every write; hook is `hook claude pre-tool-use`
+#     with an Edit on stdin
 #
 # Each revision is built static (as the README installs it) from a
 # throw-away worktree and gets its own copies of the repository (their
@@ -24,6 +27,7 @@ fi
 revs=("$1" "$2")
 repo=$(cd "$3" && pwd)
 runs=${4:-60}
+cases=${CASES:-claim}
 copies=${COPIES:-4}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-ab.XXXXXX")
@@ -42,27 +46,62 @@ for c in $(seq "$copies"); do
 done
 sync
 
+hookin='{"session_id":"ab","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"src/ab/hook.go"}}'
 for r in $(seq "$runs"); do
 	order="0 1"
 	[ $((r % 2)) = 0 ] && order="1 0" # who goes first alternates too
 	c=$(((r - 1) % copies + 1))
-	for i in $order; do
-		cd "$work/repo$i-$c"
-		s=$(date +%s%N)
-		"$work/bin$i" claim "src/ab/$r.go" --tool bench:ab >/dev/null
-		e=$(date +%s%N)
-		echo "$i $(((e - s) / 1000))"
-		"$work/bin$i" release "src/ab/$r.go" --tool bench:ab >/dev/null
+	for k in $cases; do
+		for i in $order; do
+			cd "$work/repo$i-$c"
+			b="$work/bin$i"
+			case $k in
+			claim)
+				s=$(date +%s%N)
+				"$b" claim "src/ab/$r.go" --tool bench:ab >/dev/null
+				e=$(date +%s%N)
+				"$b" release "src/ab/$r.go" --tool bench:ab >/dev/null
+				;;
+			version)
+				s=$(date +%s%N)
+				"$b" version >/dev/null
+				e=$(date +%s%N)
+				;;
+			check)
+				s=$(date +%s%N)
+				"$b" check before-write "src/ab/$r.go" --tool bench:ab >/dev/null
+				e=$(date +%s%N)
+				;;
+			room)
+				s=$(date +%s%N)
+				"$b" room --json >/dev/null
+				e=$(date +%s%N)
+				;;
+			hook)
+				s=$(date +%s%N)
+				RALLY_TOOL=bench:ab "$b" hook claude pre-tool-use <<<"$hookin" >/dev/null
+				e=$(date +%s%N)
+				;;
+			*)
+				echo "unknown case $k" >&2
+				exit 2
+				;;
+			esac
+			echo "$k $i $(((e - s) / 1000))"
+		done
 	done
 done >"$work/times"
 
-for i in 0 1; do
-	awk -v i="$i" '$1 == i { print $2 }' "$work/times" | sort -n >"$work/t$i"
-done
 stat() { awk '{ a[NR] = $1 } END { printf "%.2f %.2f %.2f", a[int((NR + 1) / 2)] / 1000, a[int(NR / 10) + 1] / 1000, a[int(NR * 9 / 10)] / 1000 }' "$1"; }
-read -r m0 p10a p90a <<<"$(stat "$work/t0")"
-read -r m1 p10b p90b <<<"$(stat "$work/t1")"
-echo "git rally claim on $(basename "$repo"), $runs alternating runs each (ms: median p10 p90)"
-echo "  a ${revs[0]}: $m0 $p10a $p90a"
-echo "  b ${revs[1]}: $m1 $p10b $p90b"
-awk -v a="$m0" -v b="$m1" 'BEGIN { printf "  b/a %.2fx\n", b / a }'
+echo "git rally on $(basename "$repo"), $runs alternating runs each (ms: median p10 p90)"
+echo "  a ${revs[0]}"
+echo "  b ${revs[1]}"
+for k in $cases; do
+	for i in 0 1; do
+		awk -v k="$k" -v i="$i" '$1 == k && $2 == i { print $3 }' "$work/times" | sort -n >"$work/t$i"
+	done
+	read -r m0 p10a p90a <<<"$(stat "$work/t0")"
+	read -r m1 p10b p90b <<<"$(stat "$work/t1")"
+	awk -v k="$k" -v m0="$m0" -v m1="$m1" -v a="$p10a $p90a" -v b="$p10b $p90b" \
+		'BEGIN { printf "  %-8s a %6.2f (%s)  b %6.2f (%s)  b/a %.3fx\n", k, m0, a, m1, b, m1 / m0 }'
+done
