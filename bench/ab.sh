@@ -7,6 +7,8 @@
 #   CASES="claim version check room hook" (default: claim): the commands
 #     agents run before every write; hook is `hook claude pre-tool-use`
 #     with an Edit on stdin
+#   CPU=1: compare CPU time (user + system, from wait4) instead of wall
+#     time: steadier than wall time on a machine others load
 #
 # Each revision is built static (as the README installs it) from a
 # throw-away worktree and gets its own copies of the repository (their
@@ -38,6 +40,11 @@ for i in 0 1; do
 	git -C "$root" worktree add -q --detach "$work/src$i" "${revs[$i]}"
 	(cd "$work/src$i" && CGO_ENABLED=0 go build -o "$work/bin$i" ./cmd/git-rally)
 done
+(cd "$root" && go build -o "$work/rallybench" ./bench/cmd/rallybench)
+# one command's time in µs: wall, or with CPU=1 user + system
+t() {
+	"$work/rallybench" rusage "$@" | awk -v cpu="${CPU:-0}" '{ print int((cpu == 1 ? $3 : $1) / 1000) }'
+}
 for c in $(seq "$copies"); do
 	for i in 0 1; do
 		cp -a "$repo" "$work/repo$i-$c"
@@ -57,43 +64,27 @@ for r in $(seq "$runs"); do
 			b="$work/bin$i"
 			case $k in
 			claim)
-				s=$(date +%s%N)
-				"$b" claim "src/ab/$r.go" --tool bench:ab >/dev/null
-				e=$(date +%s%N)
+				us=$(t "$b" claim "src/ab/$r.go" --tool bench:ab)
 				"$b" release "src/ab/$r.go" --tool bench:ab >/dev/null
 				;;
-			version)
-				s=$(date +%s%N)
-				"$b" version >/dev/null
-				e=$(date +%s%N)
-				;;
-			check)
-				s=$(date +%s%N)
-				"$b" check before-write "src/ab/$r.go" --tool bench:ab >/dev/null
-				e=$(date +%s%N)
-				;;
-			room)
-				s=$(date +%s%N)
-				"$b" room --json >/dev/null
-				e=$(date +%s%N)
-				;;
-			hook)
-				s=$(date +%s%N)
-				RALLY_TOOL=bench:ab "$b" hook claude pre-tool-use <<<"$hookin" >/dev/null
-				e=$(date +%s%N)
-				;;
+			version) us=$(t "$b" version) ;;
+			check) us=$(t "$b" check before-write "src/ab/$r.go" --tool bench:ab) ;;
+			room) us=$(t "$b" room --json) ;;
+			hook) us=$(RALLY_TOOL=bench:ab t "$b" hook claude pre-tool-use <<<"$hookin") ;;
 			*)
 				echo "unknown case $k" >&2
 				exit 2
 				;;
 			esac
-			echo "$k $i $(((e - s) / 1000))"
+			echo "$k $i $us"
 		done
 	done
 done >"$work/times"
 
 stat() { awk '{ a[NR] = $1 } END { printf "%.2f %.2f %.2f", a[int((NR + 1) / 2)] / 1000, a[int(NR / 10) + 1] / 1000, a[int(NR * 9 / 10)] / 1000 }' "$1"; }
-echo "git rally on $(basename "$repo"), $runs alternating runs each (ms: median p10 p90)"
+what="wall time"
+[ "${CPU:-0}" = 1 ] && what="CPU time"
+echo "git rally on $(basename "$repo"), $runs alternating runs each, $what (ms: median p10 p90)"
 echo "  a ${revs[0]}"
 echo "  b ${revs[1]}"
 for k in $cases; do
