@@ -61,6 +61,11 @@ func outer() int {
 	trackSources()
 	nm, skip, err := installHosts()
 	if skip != "" {
+		if os.Getenv("CI") == "true" {
+			// CI must run the suite: a registry it cannot reach fails it.
+			fmt.Println("FAIL realhost: " + skip)
+			return 1
+		}
 		fmt.Println("SKIP realhost: " + skip)
 		return 0
 	}

@@ -8,8 +8,10 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -75,9 +77,30 @@ func (f *factory) execServer() error {
 	}
 	cmd := exec.Command(p, f.args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = f.In, f.Out, f.Err
-	err = cmd.Run()
+	// Ctrl-C and a host's SIGTERM reach the server, which stops cleanly;
+	// this process waits for it instead of dying first.
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(sigs)
+	if err = cmd.Start(); err != nil {
+		return fmt.Errorf("running %s: %w", ServerName, err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			cmd.Process.Signal(s)
+			continue
+		case err = <-done:
+		}
+		break
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return &exitError{Code: 128 + int(ws.Signal())} // as a shell reports it
+		}
 		return &exitError{Code: ee.ExitCode()}
 	}
 	if err != nil {
