@@ -149,6 +149,10 @@ func newTree(f *factory, args []string) *cobra.Command {
 		// would free (a rebuild lowers it again).
 		debug.SetGCPercent(hotGCPercent)
 		root := newRoot(f)
+		// cobra would build its completion command (a fifth of a hot
+		// command's own CPU time) on every Execute; completion gets the
+		// full tree.
+		root.CompletionOptions.DisableDefaultCmd = true
 		root.AddCommand(hotCommand(args[0])(f))
 		guardGroups(root)
 		typedArgs(root)
