@@ -32,12 +32,13 @@ const (
 	KindSession      = "session"
 	KindDelivery     = "delivery"
 	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead}
 
 // Access modes.
 const (
