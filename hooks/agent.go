@@ -166,7 +166,9 @@ func (a *agentRun) review() *editCheck {
 			long, short := describe(st, f, a.me, now)
 			c.stops, c.shorts = append(c.stops, long), append(c.shorts, short)
 		case f.Severity == facts.SevWarn:
-			v.warn = true
+			// Anyone's unscoped blocker is advice for every path; it
+			// does not keep the path from being claimed.
+			v.warn = v.warn || f.Code != facts.UnscopedBlocker
 			long, short := describe(st, f, a.me, now)
 			c.warns, c.shorts = append(c.warns, long), append(c.shorts, short)
 		}

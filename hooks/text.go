@@ -147,6 +147,20 @@ func describe(st *facts.State, f facts.Finding, me facts.Owner, now time.Time) (
 			long += ": " + peerText(b.Subject)
 		}
 		return long + "; it lifts when its author resolves it", short
+	case facts.RoomFreeze:
+		short = fmt.Sprintf("the room is frozen by the lead %s", owner)
+		long = fmt.Sprintf("%s (blocker %s", short, f.Claim)
+		if b := st.Blockers[f.Claim]; b != nil && b.Subject != "" {
+			long += ": " + peerText(b.Subject)
+		}
+		return long + fmt.Sprintf("); no writes until the lead lifts it with git rally resolve %s (only the lead may)", f.Claim), short
+	case facts.UnscopedBlocker:
+		short = fmt.Sprintf("blocker %s by %s covers the whole room", f.Claim, owner)
+		long = short
+		if b := st.Blockers[f.Claim]; b != nil && b.Subject != "" {
+			long += ": " + peerText(b.Subject)
+		}
+		return long + "; writing is allowed (only the lead's unscoped blocker freezes the room)", short
 	}
 	return facts.Sanitize(f.Message, 400), f.Path
 }
