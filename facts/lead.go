@@ -124,12 +124,12 @@ func LeadAssignTo(actor Owner, to string, force bool) AppendFunc {
 		case holder == to:
 			return nil, noChange("%s holds the lead seat already; nothing written", to)
 		case holder == "":
-			f.Subject = "lead seat assigned"
+			f.Subject = "seat assigned"
 		case holder == actor.Tool:
-			f.Reason, f.Subject = LeadHandoff, "lead seat handed over by its holder"
+			f.Reason, f.Subject = LeadHandoff, "seat handed over by its holder"
 		case force:
 			f.Reason, f.Evidence = LeadSeize, []string{"displaced:" + holder}
-			f.Subject = fmt.Sprintf("lead seat seized (displaced %s)", holder)
+			f.Subject = fmt.Sprintf("seat seized (displaced %s)", holder)
 		default:
 			return nil, leadHeld(holder, actor.Tool, "assign")
 		}
@@ -154,7 +154,7 @@ func LeadHandoffTo(actor Owner, to string) AppendFunc {
 			return nil, noChange("%s holds the lead seat already; nothing written", to)
 		}
 		return []*Fact{{Kind: KindLead, Tool: actor.Tool, Session: actor.Session, Target: to, Reason: LeadHandoff,
-			Subject: "lead seat handed over by its holder"}}, nil
+			Subject: "seat handed over by its holder"}}, nil
 	}
 }
 
@@ -169,7 +169,7 @@ func LeadRelinquishBy(actor Owner) AppendFunc {
 			return nil, leadHeld(holder, actor.Tool, "relinquish")
 		}
 		return []*Fact{{Kind: KindLead, Tool: actor.Tool, Session: actor.Session, Reason: LeadRelinquish,
-			Subject: "lead seat relinquished; it is empty"}}, nil
+			Subject: "seat relinquished; it is empty"}}, nil
 	}
 }
 
