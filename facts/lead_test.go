@@ -281,3 +281,24 @@ func TestRoomLeadMayCloseAnyPlan(t *testing.T) {
 		t.Fatal("the room's lead could not close the plan")
 	}
 }
+
+func TestWatchConcernsTheSeatAndTheFreeze(t *testing.T) {
+	lead := mk(1, 0, Fact{Kind: KindLead, Tool: "a", Target: "a"})
+	st := Build([]*Fact{lead})
+	none := func(string) string { return "" }
+	freeze := mk(2, 10, Fact{Kind: KindBlocker, Tool: "a", Subject: "release"})
+	other := mk(3, 10, Fact{Kind: KindBlocker, Tool: "b", Subject: "unscoped, not the lead"})
+	seize := mk(4, 20, Fact{Kind: KindLead, Tool: "c", Target: "c", Evidence: []string{"displaced:a"}})
+	for _, c := range []struct {
+		f    *Fact
+		tool string
+		want bool
+	}{
+		{freeze, "b", true}, {other, "c", false}, {seize, "a", true}, {seize, "b", false},
+		{mk(5, 30, Fact{Kind: KindLead, Tool: "a", Target: "b"}), "b", true},
+	} {
+		if got := Concerns(st, c.tool, c.f, none); got != c.want {
+			t.Errorf("%s %s concerns %s: %v, want %v", c.f.Kind, c.f.Subject, c.tool, got, c.want)
+		}
+	}
+}
