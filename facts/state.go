@@ -421,11 +421,11 @@ func (s *State) retract(r *Fact) error {
 		if h.AnsweredBy() != r.Tool {
 			return nil
 		}
+		if h.Rejection != nil && h.Rejection.ID == id {
+			return errRebuild // another rejection may hold in its place
+		}
 		delete(h.Answers, id)
 		delete(s.Artifacts, id)
-		if h.Rejection != nil && h.Rejection.ID == id {
-			h.Rejection = nil
-		}
 		if len(h.Answers) == 0 {
 			h.Answerer = ""
 		}
@@ -534,8 +534,8 @@ func (s *State) answer(f *Fact) {
 		case h.mayAnswer(f.Tool):
 			h.Answers[f.ID] = f.Kind
 			h.Answerer = f.Tool
-			if f.Kind == KindReceipt && f.Status == Rejected && h.Fact.Target != AllTarget {
-				h.Rejection = f
+			if f.Kind == KindReceipt && f.Status == Rejected && h.Fact.Target != AllTarget && h.Rejection == nil {
+				h.Rejection = f // the first rejection holds
 			}
 			if f.Kind == KindArtifact {
 				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
