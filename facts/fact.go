@@ -329,6 +329,8 @@ func (f *Fact) Summary() string {
 	var b strings.Builder
 	b.WriteString(f.Kind)
 	switch {
+	case f.Kind == KindReceipt && f.Status == Rejected:
+		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":
