@@ -236,3 +236,15 @@ func (s *State) leadSuggestions(tool, flag string, p *NextPlan) {
 			Command: "git rally watch --once --timeout 30m"})
 	}
 }
+
+// RejectedHandoffs returns the handoffs sender sent that their target
+// rejected and sender has not reassigned or withdrawn, oldest first.
+func (s *State) RejectedHandoffs(sender string) []*Handoff {
+	var out []*Handoff
+	for _, h := range s.sortedHandoffs() {
+		if h.Fact.Tool == sender && h.Rejection != nil && h.State() == Rejected {
+			out = append(out, h)
+		}
+	}
+	return out
+}
