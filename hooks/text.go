@@ -31,6 +31,9 @@ func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	}
 	fmt.Fprintf(&b, "Files you edit are checked against other agents' claims and claimed for you. `git rally room --tool %s` shows the room; `git rally release PATH --tool %s` gives a file back; `git rally leave --tool %s` releases everything when you are done.\n", t, t, t)
 	b.WriteString(untrustedLine + "\n")
+	if c.Lead != "" {
+		fmt.Fprintf(&b, "The room's lead is %s: its blocker with no scope freezes every other agent's writes until it lifts it.\n", ident(c.Lead))
+	}
 	if len(c.Handoffs) > 0 {
 		fmt.Fprintf(&b, "Handoffs to you (acknowledge: `git rally receipt ID --tool %s`; close: `git rally resolve ID --tool %s`):\n", t, t)
 		for _, h := range c.Handoffs {
@@ -40,7 +43,14 @@ func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	if len(c.Blockers) > 0 {
 		b.WriteString("Blockers:\n")
 		for _, f := range c.Blockers {
-			fmt.Fprintf(&b, "- %s by %s on %s: %s\n", f.ID, ident(f.Owner().String()), ident(strings.Join(f.Scopes, " ")), peerText(f.Subject))
+			on := ident(strings.Join(f.Scopes, " "))
+			if facts.Unscoped(f) {
+				on = "the whole room"
+				if f.Tool == c.Lead {
+					on += " (the lead's freeze: no writes until it is lifted)"
+				}
+			}
+			fmt.Fprintf(&b, "- %s by %s on %s: %s\n", f.ID, ident(f.Owner().String()), on, peerText(f.Subject))
 		}
 	}
 	var mine, theirs []string
