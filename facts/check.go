@@ -113,7 +113,9 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 			case b.Tool == lead && me.Tool != lead:
 				f.Code, f.Severity, f.Message = RoomFreeze, SevStop, freezeMessage(b, p)
 			case b.Tool == lead:
-				f.Code, f.Severity = RoomFreeze, SevInfo
+				// SPEC §4: the lead's own freeze is, for the lead, an
+				// unscoped blocker (a warning), not a stop.
+				f.Code, f.Severity = UnscopedBlocker, SevWarn
 				f.Message = fmt.Sprintf("your blocker %s freezes the room for everyone else; lift it with `git rally resolve %s`", b.ID, b.ID)
 			default:
 				f.Code, f.Severity = UnscopedBlocker, SevWarn

@@ -160,7 +160,7 @@ func TestFreezeStopsEveryoneButTheLead(t *testing.T) {
 			t.Fatalf("freeze message says neither who nor how: %s", f.Message)
 		}
 	}
-	if allow, m := codes(st, "a"); !allow || m[RoomFreeze+":"+freeze.ID] != SevInfo {
+	if allow, m := codes(st, "a"); !allow || m[UnscopedBlocker+":"+freeze.ID] != SevWarn || m[RoomFreeze+":"+freeze.ID] != "" {
 		t.Fatalf("the lead during its own freeze: allow=%v %v", allow, m)
 	}
 	// Without the seat the same blocker only warns.

@@ -165,6 +165,10 @@ func describe(st *facts.State, f facts.Finding, me facts.Owner, now time.Time) (
 		}
 		return long + fmt.Sprintf("); no writes until the lead lifts it with git rally resolve %s (only the lead may)", f.Claim), short
 	case facts.UnscopedBlocker:
+		if f.Owner.Tool == me.Tool && st.LeadHolder() == me.Tool {
+			short = fmt.Sprintf("your blocker %s freezes the room for every other agent", f.Claim)
+			return short + fmt.Sprintf("; lift it when the reason is over: git rally resolve %s%s", f.Claim, tool), short
+		}
 		short = fmt.Sprintf("blocker %s by %s covers the whole room", f.Claim, owner)
 		long = short
 		if b := st.Blockers[f.Claim]; b != nil && b.Subject != "" {
