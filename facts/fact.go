@@ -32,12 +32,13 @@ const (
 	KindSession      = "session"
 	KindDelivery     = "delivery"
 	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead}
 
 // Access modes.
 const (
@@ -331,6 +332,8 @@ func (f *Fact) Summary() string {
 	var b strings.Builder
 	b.WriteString(f.Kind)
 	switch {
+	case f.Kind == KindReceipt && f.Status == Rejected:
+		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":

@@ -83,6 +83,7 @@ func commands() []command {
 		{"blocker", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindBlocker) }},
 		{"risk", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindRisk) }},
 		{"decision", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindDecision) }},
+		{"lead", false, newCmdLead},
 		{"retract", false, newCmdRetract},
 		{"say", false, newCmdSay},
 		{"room", true, newCmdRoom},

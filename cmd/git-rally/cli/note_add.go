@@ -11,7 +11,7 @@ import (
 
 var simpleShort = map[string]string{
 	facts.KindNote:     "Record a note",
-	facts.KindBlocker:  "Record a blocker; with --scope it stops writes to those paths until resolved",
+	facts.KindBlocker:  "Record a blocker; with --scope it stops writes to those paths until resolved; the lead's without a scope freezes the room",
 	facts.KindRisk:     "Record a risk",
 	facts.KindDecision: "Record a decision",
 }

@@ -40,6 +40,7 @@ type peerJSON struct {
 	Session  string `json:"session,omitempty"`
 	State    string `json:"state"`
 	LastSeen string `json:"last_seen"`
+	Subject  string `json:"subject,omitempty"` // its latest enter --subject
 	Verified string `json:"verified,omitempty"`
 }
 
@@ -72,6 +73,8 @@ type handoffJSON struct {
 	// Delivery is the latest delivery's status (sent_unverified) when it
 	// was delivered to a managed session.
 	Delivery string `json:"delivery,omitempty"`
+	// Reason is the target's when it rejected the handoff.
+	Reason string `json:"reason,omitempty"`
 }
 
 type noteJSON struct {
@@ -109,6 +112,7 @@ type totalsJSON struct {
 type roomJSON struct {
 	Head      string            `json:"head"`
 	Clock     int64             `json:"clock"`
+	Lead      *string           `json:"lead"` // the lead seat's holder, null when empty
 	Peers     []peerJSON        `json:"peers"`
 	Claims    []claimJSON       `json:"claims"`
 	Handoffs  []handoffJSON     `json:"handoffs"`
@@ -203,7 +207,7 @@ func toClaimJSONLease(c facts.ClaimView, lease string) claimJSON {
 
 func toHandoffJSON(h facts.HandoffView) handoffJSON {
 	return handoffJSON{ID: h.Fact.ID, From: h.Fact.Tool, Target: h.Fact.Target, Subject: facts.Sanitize(h.Fact.Subject, 0),
-		At: h.Fact.At, AckBy: h.Fact.AckBy, Overdue: h.Overdue, State: h.State, Delivery: h.Delivery}
+		At: h.Fact.At, AckBy: h.Fact.AckBy, Overdue: h.Overdue, State: h.State, Delivery: h.Delivery, Reason: facts.Sanitize(h.Reason, 0)}
 }
 
 func toNoteJSON(n *facts.Fact) noteJSON {
@@ -226,8 +230,13 @@ func toRoomJSONWithout(r *facts.Room) roomJSON {
 	out := roomJSON{Head: r.Head, Clock: r.Clock, Peers: []peerJSON{}, Claims: []claimJSON{}, Handoffs: []handoffJSON{},
 		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
 		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
+	if r.Lead != "" {
+		lead := r.Lead
+		out.Lead = &lead
+	}
 	for _, p := range r.Peers {
-		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen)})
+		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
+			Subject: facts.Sanitize(p.Subject, 0)})
 	}
 	for _, h := range r.Handoffs {
 		out.Handoffs = append(out.Handoffs, toHandoffJSON(h))
@@ -282,6 +291,20 @@ func ago(now time.Time, at string) string {
 	return facts.Ago(now.Sub(t)) + " ago"
 }
 
+// RoomNewest is how many blockers and risks the human room lists; the
+// rest are counted (room --json lists them all).
+const RoomNewest = 5
+
+// newest returns the RoomNewest newest of ns (oldest first), after a line
+// counting the older ones it leaves out.
+func newest(w io.Writer, ns []noteJSON, what string) []noteJSON {
+	if len(ns) <= RoomNewest {
+		return ns
+	}
+	fmt.Fprintf(w, "  ... %d older %s not shown (git rally room --json lists them all)\n", len(ns)-RoomNewest, what)
+	return ns[len(ns)-RoomNewest:]
+}
+
 func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 	head := r.Head
 	if len(head) > 12 {
@@ -295,13 +318,20 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 		ign = fmt.Sprintf(", %d ignored: not verified (rally.requireSigned)", r.Totals.Ignored)
 	}
 	fmt.Fprintf(w, "room at %s, clock %d, %s (%d retracted%s)\n", head, r.Clock, plural(r.Totals.Facts, "fact"), r.Totals.Retracted, ign)
+	if r.Lead != nil {
+		fmt.Fprintf(w, "lead: %s\n", facts.Sanitize(*r.Lead, 128))
+	}
 	fmt.Fprintf(w, "\npeers (%d)\n", len(r.Peers))
 	for _, p := range r.Peers {
 		who := p.Tool
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), verdictTag(p.Verified))
+		subj := ""
+		if p.Subject != "" {
+			subj = ": " + facts.Sanitize(p.Subject, 80)
+		}
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), subj, verdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {
@@ -326,18 +356,28 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 		if h.Overdue {
 			od = " " + pt(cmdutil.CRed, "OVERDUE")
 		}
+		if h.Reason != "" {
+			od += " (" + facts.Sanitize(h.Reason, 120) + ")"
+		}
 		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))
-		for _, b := range r.Blockers {
-			fmt.Fprintf(w, "  %s %s %s %s\n", b.ID, b.Tool, strings.Join(b.Scopes, " "), facts.Sanitize(b.Subject, 120))
+		for _, b := range newest(w, r.Blockers, "blockers") {
+			scopes := strings.Join(b.Scopes, " ")
+			if scopes == "" || scopes == facts.WorkspaceScope {
+				scopes = "(whole room)"
+				if r.Lead != nil && b.Tool == *r.Lead {
+					scopes = pt(cmdutil.CRed, "ROOM FROZEN") + " by the lead"
+				}
+			}
+			fmt.Fprintf(w, "  %s %s %s %s (%s)\n", b.ID, b.Tool, scopes, facts.Sanitize(b.Subject, 120), ago(now, b.At))
 		}
 	}
 	if len(r.Risks) > 0 {
 		fmt.Fprintf(w, "\nrisks (%d)\n", len(r.Risks))
-		for _, b := range r.Risks {
-			fmt.Fprintf(w, "  %s %s %s\n", b.ID, b.Tool, facts.Sanitize(b.Subject, 120))
+		for _, b := range newest(w, r.Risks, "risks") {
+			fmt.Fprintf(w, "  %s %s %s (%s)\n", b.ID, b.Tool, facts.Sanitize(b.Subject, 120), ago(now, b.At))
 		}
 	}
 	if len(r.Worktrees) > 0 {

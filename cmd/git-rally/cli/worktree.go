@@ -15,7 +15,7 @@ cleanly into the base and with each other, and in which order to merge them.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	for _, sub := range []func(*factory) *cobra.Command{newCmdWorktreeAdd, newCmdWorktreeList, newCmdWorktreePlan, newCmdWorktreeRemove} {
+	for _, sub := range []func(*factory) *cobra.Command{newCmdWorktreeAdd, newCmdWorktreeList, newCmdWorktreePlan, newCmdWorktreeRemove, newCmdWorktreePrune} {
 		c.AddCommand(sub(f))
 	}
 	return c
