@@ -193,11 +193,21 @@ func checkFlagGroups(c *cobra.Command) error {
 // command (cobra would answer it with an untyped error of its own), nil
 // when args name one.
 func unknownCommand(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil // completion: cobra adds that command as it executes
+	}
+	root.InitDefaultHelpCmd() // as Execute would, before it looks
 	_, rest, err := root.Find(args)
 	if err == nil {
 		return nil
 	}
-	if err := root.ParseFlags(rest); err != nil {
+	// The first word is what is unknown, whatever flags follow it
+	// (`git rally nosuch --json`); a root flag that is wrong is the
+	// flag's error.
+	root.FParseErrWhitelist.UnknownFlags = true
+	err = root.ParseFlags(rest)
+	root.FParseErrWhitelist.UnknownFlags = false
+	if err != nil {
 		return root.FlagErrorFunc()(root, err)
 	}
 	if words := root.Flags().Args(); len(words) > 0 {
