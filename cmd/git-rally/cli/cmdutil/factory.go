@@ -161,14 +161,6 @@ func (f *Factory) Ledger() (*facts.Ledger, error) {
 		return nil, err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
-	switch {
-	case f.self != "":
-		l.Self = f.self
-	case f.ToolFlag != "":
-		l.Self = f.ToolFlag
-	default:
-		l.Self = os.Getenv("RALLY_TOOL")
-	}
 	f.ledger = l
 	return l, nil
 }
@@ -245,9 +237,6 @@ func (f *Factory) Identity() (facts.Owner, error) {
 		return o, err
 	}
 	f.self = o.Tool
-	if f.ledger != nil && f.ledger.Self != o.Tool {
-		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
-	}
 	return o, nil
 }
 
