@@ -34,6 +34,16 @@ type ExitError struct{ Code int }
 // Error names the exit code.
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
+// AnsweredError is a failure whose answer is already on stdout (doctor's
+// result with "ok": false): its message goes to stderr and its exit code
+// is Err's, but --json prints no second document (SPEC §7).
+type AnsweredError struct{ Err error }
+
+func (e *AnsweredError) Error() string { return e.Err.Error() }
+
+// Unwrap is Err, which decides the exit code.
+func (e *AnsweredError) Unwrap() error { return e.Err }
+
 // Factory gives commands what they share: the streams, the repository,
 // the ledger, the clock and the caller's identity. Everything is opened
 // lazily so a command pays only for what it uses.
