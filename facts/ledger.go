@@ -415,6 +415,9 @@ func parseBlob(path string, data []byte) ([]*Fact, []string) {
 // parseBlobRaw is parseBlob; with alias, a fact's Raw is its line in data
 // when a newline ends it there (the caller owns data and keeps it as is).
 func parseBlobRaw(path string, data []byte, alias bool) ([]*Fact, []string) {
+	if w, ok := oversizeWarning(path, data); ok {
+		return nil, []string{w}
+	}
 	var out []*Fact
 	var warns []string
 	for rest := data; len(rest) > 0; {

@@ -33,16 +33,23 @@ func (st *Store) ReadBlobs(hs []Hash) ([][]byte, error) {
 		}
 		return out, nil
 	}
-	var in bytes.Buffer
-	for _, h := range hs {
-		in.WriteString(h.String())
-		in.WriteByte('\n')
-	}
-	raw, err := GitInput(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, in.Bytes(), "cat-file", "--batch")
+	// Streamed, so a blob over MaxBlob is skipped, never held.
+	out := make([][]byte, len(hs))
+	tooLarge := map[int]int64{}
+	err := st.streamRange(0, len(hs), func(i int) Hash { return hs[i] }, func(i int, data []byte) {
+		if size, ok := Oversize(data); ok {
+			tooLarge[i] = size
+			return
+		}
+		out[i] = data
+	})
 	if err != nil {
 		return nil, err
 	}
-	return parseBatch(raw, hs)
+	for i, size := range tooLarge {
+		return nil, fmt.Errorf("reading blob %s: %w", hs[i], &TooLargeError{hs[i], size, MaxBlob})
+	}
+	return out, nil
 }
 
 // StreamBlobs reads the blobs with one `git cat-file --batch --buffer`
@@ -110,6 +117,14 @@ func (st *Store) streamRange(lo, hi int, hash func(i int) Hash, fn func(i int, d
 			if err != nil || n < 0 {
 				return fmt.Errorf("cat-file: bad size for %s", h)
 			}
+			if n > MaxBlob {
+				if err := skipBlob(br, int64(n)+1); err != nil {
+					return fmt.Errorf("cat-file: output ends inside %s", h)
+				}
+				fn(i, oversizeBlob(int64(n)))
+				continue
+			}
+			InflatedBytes.Add(int64(n))
 			data := make([]byte, n+1) // the content and git's newline
 			if _, err := io.ReadFull(br, data); err != nil {
 				return fmt.Errorf("cat-file: output ends inside %s", h)
