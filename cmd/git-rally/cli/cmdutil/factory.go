@@ -118,6 +118,11 @@ func (f *Factory) Now() (time.Time, error) {
 			return time.Time{}, &UsageError{Msg: fmt.Sprintf("RALLY_NOW=%q is not an RFC 3339 time", v), Hint: "RALLY_NOW=2026-01-02T15:04:05Z"}
 		}
 		t = p.UTC()
+		// git refuses commit dates before 1970 (fsck's badDateOverflow),
+		// so a remote with receive.fsckObjects would refuse the ledger.
+		if t.Year() < 1970 || t.Year() > 9999 {
+			return time.Time{}, &UsageError{Msg: fmt.Sprintf("RALLY_NOW=%q is outside 1970-9999", v), Hint: "RALLY_NOW=2026-01-02T15:04:05Z"}
+		}
 	}
 	f.now = &t
 	return t, nil
@@ -245,6 +250,11 @@ func (f *Factory) Identity() (facts.Owner, error) {
 	}
 	if err := facts.CheckTool(o.Tool); err != nil {
 		return o, err
+	}
+	if o.Session != "" {
+		if err := facts.CheckSession(o.Session); err != nil {
+			return o, err
+		}
 	}
 	f.self = o.Tool
 	return o, nil
