@@ -89,11 +89,18 @@ func (p *packHandle) checkPacked(h plumbing.Hash, off int64) error {
 		}
 		switch oh.Type {
 		case plumbing.CommitObject, plumbing.TreeObject, plumbing.BlobObject, plumbing.TagObject:
-			size := oh.Length
+			// The chain's end: its type is the object's. A delta's result
+			// is held to the type's limit, its base (inflated to apply
+			// it) to MaxObject: a small fact may be a delta of a larger
+			// blob.
+			size, lim := oh.Length, limitOf(oh.Type)
 			if resultSize >= 0 {
-				size = max(size, resultSize)
+				if resultSize > lim {
+					return &TooLargeError{Hash(h), resultSize, lim}
+				}
+				size, lim = oh.Length, MaxObject
 			}
-			if lim := limitOf(oh.Type); size > lim {
+			if size > lim {
 				return &TooLargeError{Hash(h), size, lim}
 			}
 			return nil

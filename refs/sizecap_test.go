@@ -3,7 +3,9 @@ package refs
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -78,4 +80,52 @@ func TestBlobCapBeforeInflating(t *testing.T) {
 	}
 	gitOut(t, gd, "prune-packed")
 	read("packed")
+}
+
+// A packed delta is held to the limit by its result's size, read from the
+// delta before it is applied; a small blob that is a delta of a larger
+// one still reads.
+func TestBlobCapPackedDelta(t *testing.T) {
+	gd := gitRepo(t)
+	var text bytes.Buffer
+	for i := 0; text.Len() < 700<<10; i++ {
+		fmt.Fprintf(&text, `{"v":1,"kind":"note","subject":"line %d of a fact that is long enough"}`+"\n", i*7919%100003)
+	}
+	small := hashObject(t, gd, text.Bytes())
+	big := append(append([]byte(nil), text.Bytes()...), text.Bytes()[:500<<10]...)
+	large := hashObject(t, gd, big)
+	// git deltas against the larger object: huge is the base of both
+	huge := hashObject(t, gd, append(append([]byte(nil), big...), text.Bytes()[:300<<10]...))
+	cmd := exec.Command("git", "--git-dir", gd, "pack-objects", "-q", "--window=10", gd+"/objects/pack/pack")
+	cmd.Stdin = strings.NewReader(small.String() + "\n" + large.String() + "\n" + huge.String() + "\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("pack-objects: %v %s", err, out)
+	}
+	gitOut(t, gd, "prune-packed")
+	idx, _ := filepath.Glob(filepath.Join(gd, "objects", "pack", "*.idx"))
+	vp := gitOut(t, gd, "verify-pack", "-v", idx[0])
+	deltas := map[string]bool{}
+	for _, l := range strings.Split(vp, "\n") {
+		if f := strings.Fields(l); len(f) == 7 {
+			deltas[f[0]] = true // <id> blob <size> <size-in-pack> <offset> <depth> <base>
+		}
+	}
+	if !deltas[small.String()] || !deltas[large.String()] {
+		t.Skipf("git did not store the deltas this test reads:\n%s", vp)
+	}
+	st, err := Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	if b, err := st.ReadBlob(small); err != nil || !bytes.Equal(b, text.Bytes()) {
+		t.Errorf("the small blob, a delta of a blob over the cap, does not read: %v", err)
+	}
+	before := InflatedBytes.Load()
+	if _, err := st.ReadBlob(large); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("the large blob, a delta: %v, want ErrTooLarge", err)
+	}
+	if n := InflatedBytes.Load() - before; n != 0 {
+		t.Errorf("%d bytes inflated for a refused blob", n)
+	}
 }
