@@ -145,8 +145,19 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 		for {
 			rec, err := br.ReadSlice(0)
 			if err == bufio.ErrBufferFull {
-				rest, err2 := br.ReadBytes(0)
-				rec, err = append(append([]byte(nil), rec...), rest...), err2
+				// A path this long is no ledger's (whose paths are a few
+				// dozen bytes); one over the cap is skipped, never held.
+				long := append([]byte(nil), rec...)
+				for err == bufio.ErrBufferFull {
+					rec, err = br.ReadSlice(0)
+					if len(long) <= MaxBlob {
+						long = append(long, rec...)
+					}
+				}
+				if len(long) > MaxBlob {
+					continue
+				}
+				rec = long
 			}
 			if err == io.EOF && len(rec) == 0 {
 				return nil
