@@ -183,30 +183,3 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 		}
 	}, "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())
 }
-
-// parseBatch splits `git cat-file --batch` output: for each object a line
-// "<id> <type> <size>", the content and a newline, or "<id> missing".
-func parseBatch(raw string, hs []Hash) ([][]byte, error) {
-	out := make([][]byte, len(hs))
-	for i, h := range hs {
-		nl := strings.IndexByte(raw, '\n')
-		if nl < 0 {
-			return nil, fmt.Errorf("cat-file: output ends before %s", h)
-		}
-		hdr := strings.Fields(raw[:nl])
-		raw = raw[nl+1:]
-		if len(hdr) == 2 && hdr[1] == "missing" {
-			return nil, fmt.Errorf("blob %s: %w", h, ErrNotFound)
-		}
-		if len(hdr) != 3 || hdr[0] != h.String() {
-			return nil, fmt.Errorf("cat-file: unexpected header %q for %s", strings.Join(hdr, " "), h)
-		}
-		n, err := strconv.Atoi(hdr[2])
-		if err != nil || n < 0 || n+1 > len(raw) {
-			return nil, fmt.Errorf("cat-file: bad size for %s", h)
-		}
-		out[i] = []byte(raw[:n])
-		raw = raw[n+1:]
-	}
-	return out, nil
-}
