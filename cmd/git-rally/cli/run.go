@@ -16,14 +16,14 @@ func init() { extraCommands = append(extraCommands, newCmdRun) }
 type runOptions struct {
 	name, task, base, commandJSON, backend string
 	shared, dryRun, commandSet             bool
-	scopes                                 []string
+	scopes, hostArgs                       []string
 	j                                      jsonFlags
 }
 
 func newCmdRun(f *factory) *cobra.Command {
 	opts := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run <agent> [--name <label>] [--task <text>] [--base <rev>] [--shared] [--scope <s>]... [--command-json <argv>] [--dry-run]",
+		Use:   "run <agent> [--name <label>] [--task <text>] [--base <rev>] [--shared] [--scope <s>]... [--command-json <argv>] [--dry-run] [-- <host args>...]",
 		Short: "Start an agent in its own worktree, in a tmux session rally can reach",
 		Long: `Start an agent as a managed session. Agents: claude (also claude_code,
 claude-code), codex, gemini, opencode (also oc); any other label needs
@@ -39,10 +39,30 @@ nothing is recorded.
 risk is recorded when someone else works there). --scope claims before
 the launch (refused: exit 3, nothing launched). --task is the agent's first
 prompt. --command-json is the literal argv to run, a JSON array of strings,
-no shell. --dry-run --json prints the launch plan and changes nothing.`,
-		Args: cobra.ExactArgs(1),
+no shell. --dry-run --json prints the launch plan and changes nothing.
+
+Words after "--" are the host's own arguments, added to its command line
+(before the first prompt with --task): git rally run codex --task "..." --
+-m gpt-5.5. The session gets the environment of this command (API keys,
+base URLs, RALLY_HOOK_STRICT), whatever a running tmux server holds. A
+host that is not on PATH is refused (exit 1) before anything is made.
+How each host is launched and configured: docs/hosts.md.`,
+		Args: func(c *cobra.Command, args []string) error {
+			n := len(args)
+			if d := c.ArgsLenAtDash(); d >= 0 {
+				n = d
+			}
+			if n != 1 {
+				return &usageError{Msg: fmt.Sprintf("run takes one agent, then host arguments after \"--\" (got %d before it)", n),
+					Hint: "git rally run codex --task \"...\" -- -m gpt-5.5"}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.commandSet = c.Flags().Changed("command-json")
+			if d := c.ArgsLenAtDash(); d >= 0 {
+				opts.hostArgs = args[d:]
+			}
 			return runRun(f, opts, args[0])
 		},
 	}
@@ -81,7 +101,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if err != nil {
 		return err
 	}
-	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, PassEnv: passEnv()}
+	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, Args: opts.hostArgs, PassEnv: passEnv()}
 	if opts.commandSet {
 		if err := json.Unmarshal([]byte(opts.commandJSON), &req.Command); err != nil || req.Command == nil {
 			return &usageError{Msg: "--command-json wants a JSON array of strings", Hint: `--command-json '["./agent.sh","--flag"]'`}
@@ -117,6 +137,9 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		return nil
 	}
 	if err := backendErr(b.Available()); err != nil {
+		return err
+	}
+	if err := p.Preflight(); err != nil {
 		return err
 	}
 	if !p.Shared {

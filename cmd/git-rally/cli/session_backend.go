@@ -38,12 +38,17 @@ func resolveSession(f *factory, name string) (*facts.State, *facts.Fact, error) 
 	return st, s, err
 }
 
+// passEnv is the environment a managed session gets: the caller's, all
+// of it (API keys, base URLs, RALLY_HOOK_STRICT exported before run), but
+// TMUX and TMUX_PANE, which tmux sets for the new pane itself.
 func passEnv() []string {
 	var out []string
-	for _, k := range []string{"PATH"} {
-		if v, ok := os.LookupEnv(k); ok && !strings.ContainsRune(v, 0) {
-			out = append(out, k+"="+v)
+	for _, kv := range os.Environ() {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || k == "TMUX" || k == "TMUX_PANE" || strings.ContainsRune(kv, 0) {
+			continue
 		}
+		out = append(out, kv)
 	}
 	return out
 }
