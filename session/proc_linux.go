@@ -47,10 +47,12 @@ func readStat(pid int) (procStat, bool) {
 
 // processTree is every process the terminals rooted at pids started: the
 // members of their Unix sessions (a pane's program leads one) and every
-// descendant, also one that made a session of its own. The calling
+// descendant, also one that made a session of its own, and every process
+// whose environment marked accepts (the pane's TMUX and TMUX_PANE: a
+// daemon that left the tree keeps them). The calling
 // process and its ancestors are never in it (stop run from inside the
 // session).
-func processTree(roots []int) []proc {
+func processTree(roots []int, marked func(environ []string) bool) []proc {
 	if len(roots) == 0 {
 		return nil
 	}
@@ -104,6 +106,17 @@ func processTree(roots []int) []proc {
 	}
 	for _, r := range roots {
 		walk(r)
+	}
+	if marked != nil {
+		for pid := range stats {
+			if take[pid] || mine[pid] {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "environ"))
+			if err == nil && marked(strings.Split(string(b), "\x00")) {
+				walk(pid)
+			}
+		}
 	}
 	var out []proc
 	for p := range take {

@@ -8,7 +8,7 @@ type proc struct{ pid int }
 
 // processTree is, where /proc is not there to walk, the process group of
 // each pane's program (it leads one).
-func processTree(roots []int) []proc {
+func processTree(roots []int, marked func([]string) bool) []proc {
 	out := make([]proc, len(roots))
 	for i, r := range roots {
 		out[i] = proc{pid: r}

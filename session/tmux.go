@@ -86,7 +86,7 @@ func (t *Tmux) Start(name, dir string, env, argv []string) error {
 	// execs it rather than handing a single word to sh -c.
 	args = append(args, "--", "env")
 	for _, k := range t.globalEnv() {
-		if !have[k] {
+		if !have[k] && k != "TMUX" && k != "TMUX_PANE" { // tmux sets those for the pane
 			args = append(args, "-u", k)
 		}
 	}
@@ -181,7 +181,7 @@ func (t *Tmux) Ended(target string) (e Ending, ok bool, err error) {
 		}
 		return e, false, err
 	}
-	f := strings.Split(strings.TrimSpace(out), "\t")
+	f := strings.Split(strings.TrimRight(out, "\r\n"), "\t")
 	if len(f) < 3 || f[0] != "1" {
 		return e, false, nil
 	}
@@ -269,19 +269,44 @@ func (t *Tmux) Paste(target, text string) error {
 // every process its panes started (each pane's process group and
 // process tree, see endProcesses); an adopted pane ends alone.
 func (t *Tmux) Kill(target string) error {
-	verb, list := "kill-session", []string{"list-panes", "-s", "-t", tgt(target), "-F", "#{pane_pid}"}
+	verb, list := "kill-session", []string{"list-panes", "-s", "-t", tgt(target)}
 	if strings.HasPrefix(target, "%") {
-		verb, list = "kill-pane", []string{"display-message", "-p", "-t", tgt(target), "#{pane_pid}"}
+		verb, list = "kill-pane", []string{"list-panes", "-t", tgt(target)}
 	}
 	var pids []int
-	if out, err := t.run(nil, list...); err == nil {
-		for _, f := range strings.Fields(out) {
-			if n, err := strconv.Atoi(f); err == nil && n > 1 {
+	panes := map[string]bool{}
+	server := ""
+	if out, err := t.run(nil, append(list, "-F", "#{pane_pid}\t#{pane_id}\t#{socket_path},#{pid},")...); err == nil {
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Split(line, "\t")
+			if len(f) != 3 {
+				continue
+			}
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 1 {
 				pids = append(pids, n)
 			}
+			if strings.HasPrefix(target, "%") && f[1] != target {
+				continue
+			}
+			panes[f[1]] = true
+			server = f[2]
 		}
 	}
-	procs := processTree(pids)
+	// A process that left the pane's tree (a daemon) still carries the
+	// pane in its environment: TMUX (socket, server pid) and TMUX_PANE.
+	marked := func(environ []string) bool {
+		inServer, inPane := false, false
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, "TMUX="); ok && server != "" && strings.HasPrefix(v, server) {
+				inServer = true
+			}
+			if v, ok := strings.CutPrefix(kv, "TMUX_PANE="); ok && panes[v] {
+				inPane = true
+			}
+		}
+		return inServer && inPane
+	}
+	procs := processTree(pids, marked)
 	_, err := t.run(nil, verb, "-t", tgt(target))
 	if err != nil && noServer(err) {
 		err = nil
