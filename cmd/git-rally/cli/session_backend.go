@@ -52,3 +52,26 @@ func passEnv() []string {
 	}
 	return out
 }
+
+// liveSessions names the managed sessions whose terminal runs now. When
+// the backend cannot tell, every session not stopped counts as live: a
+// running agent's worktree is never at risk on a guess.
+func liveSessions(st *facts.State) map[string]bool {
+	out := map[string]bool{}
+	var live map[string]bool
+	if b, err := newBackend(""); err == nil {
+		live, err = liveTargets(b, st)
+		if err != nil {
+			live = nil
+		}
+	}
+	for _, s := range session.Managed(st) {
+		if s.Status == session.StatusStopped || s.Status == "removed" {
+			continue
+		}
+		if live == nil || session.StateOf(s, live) == session.StateLive {
+			out[s.Name] = true
+		}
+	}
+	return out
+}
