@@ -230,7 +230,8 @@ func (p *Plan) sessionFact() *facts.Fact {
 type Launched struct {
 	Plan  *Plan
 	Facts []*facts.Fact
-	Hooks []string // files of host hooks installed in its worktree
+	Hooks []string // files of host hooks installed for its worktree
+	Notes []string // what the person should know (an approval recorded or not)
 }
 
 // Launch carries out a plan: the worktree (unless shared), the host's
@@ -320,10 +321,27 @@ func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, e
 				if !filepath.IsAbs(res.Path) {
 					res.Path = filepath.Join(a.Path, res.Path)
 				}
-				if err := worktree.KeepLocal(a.Path, []string{res.Path}); err != nil {
-					return fmt.Errorf("keeping %s out of git: %w", res.Path, err)
+				local := res.Path
+				if res.Local != "" {
+					// Codex: the main checkout's file is the one it runs
+					local = res.Local
+					out.Hooks = append(out.Hooks, res.Path)
 				}
-				out.Hooks = append(out.Hooks, res.Path)
+				if err := worktree.KeepLocal(a.Path, []string{local}); err != nil {
+					return fmt.Errorf("keeping %s out of git: %w", local, err)
+				}
+				out.Hooks = append(out.Hooks, local)
+			}
+			if p.Hooks == hooks.Codex {
+				// The person asked for this session: record Codex's
+				// approval of rally's own entries, as /hooks does.
+				ap, err := hooks.ApproveCodex(a.Path, p.env())
+				switch {
+				case err != nil:
+					out.Notes = append(out.Notes, "could not record Codex's approval of rally's hooks: "+err.Error()+" (approve them in codex: /hooks)")
+				case ap.Approved > 0:
+					out.Notes = append(out.Notes, fmt.Sprintf("recorded Codex's approval of rally's %d hooks in %s", ap.Approved, ap.Config))
+				}
 			}
 		}
 		return start(a.Path)

@@ -53,7 +53,7 @@ func readStat(pid int) (procStat, bool) {
 // process and its ancestors are never in it (stop run from inside the
 // session).
 func processTree(roots []int, marked func(environ []string) bool) []proc {
-	if len(roots) == 0 {
+	if len(roots) == 0 && marked == nil {
 		return nil
 	}
 	ents, err := os.ReadDir("/proc")

@@ -276,13 +276,14 @@ func (t *Tmux) Kill(target string) error {
 	var pids []int
 	panes := map[string]bool{}
 	server := ""
-	if out, err := t.run(nil, append(list, "-F", "#{pane_pid}\t#{pane_id}\t#{socket_path},#{pid},")...); err == nil {
+	if out, err := t.run(nil, append(list, "-F", "#{pane_pid}\t#{pane_id}\t#{socket_path},#{pid},\t#{pane_dead}")...); err == nil {
 		for _, line := range strings.Split(out, "\n") {
 			f := strings.Split(line, "\t")
-			if len(f) != 3 {
+			if len(f) != 4 {
 				continue
 			}
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 1 {
+			// A dead pane's pid may belong to another process by now.
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 1 && f[3] != "1" {
 				pids = append(pids, n)
 			}
 			if strings.HasPrefix(target, "%") && f[1] != target {

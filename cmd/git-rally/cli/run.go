@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -162,6 +163,9 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	}
 	fmt.Fprintf(f.Out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 	printPlanPlace(f, p)
+	for _, n := range res.Notes {
+		fmt.Fprintf(f.Err, "git-rally: note: %s\n", facts.Sanitize(n, 600))
+	}
 	for _, fa := range res.Facts {
 		if fa.Kind == "risk" {
 			fmt.Fprintf(f.Err, "git-rally: warning: %s: %s\n", fa.Subject, fa.Body)
