@@ -313,6 +313,15 @@ func (t *Tmux) Kill(target string) error {
 		err = nil
 	}
 	endProcesses(procs)
+	// What a process started while it was ending (a host runs its
+	// end-of-session work) still carries the pane: end that too.
+	for i := 0; i < 3 && len(panes) > 0; i++ {
+		rest := processTree(nil, marked)
+		if len(rest) == 0 {
+			break
+		}
+		endProcesses(rest)
+	}
 	return err
 }
 
