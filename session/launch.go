@@ -97,10 +97,10 @@ func NewPlan(st *facts.State, r *worktree.Repo, b Backend, req Request) (*Plan, 
 	p.Command = req.Command
 	if p.Command == nil {
 		p.Command = h.Command(req.Task, req.Args...)
+		p.install = h.Install
 	} else {
 		p.Command = append(append([]string(nil), req.Command...), req.Args...)
 	}
-	p.install = h.Install
 	p.Env = map[string]string{"RALLY_TOOL": tool, "RALLY_SESSION": id, "RALLY_MANAGED": "1"}
 	main := r.MainWorkTree()
 	if main == "" {
@@ -172,8 +172,12 @@ func checkArgs(args []string) error {
 // Preflight checks that the program the session runs can be found on
 // the PATH it gets (exit 1 with an install hint when not), before
 // anything is made or written. A program named by a relative path is
-// looked for when the session starts, in its worktree.
-func (p *Plan) Preflight() error {
+// looked for when the session starts, in its worktree. Only a backend
+// that runs programs (RunsPrograms) is checked for.
+func (p *Plan) Preflight(b Backend) error {
+	if r, ok := b.(interface{ RunsPrograms() bool }); !ok || !r.RunsPrograms() {
+		return nil // a stand-in terminal (the demo's) runs nothing
+	}
 	prog := p.Command[0]
 	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
 		return nil
@@ -188,7 +192,7 @@ func (p *Plan) Preflight() error {
 		return nil
 	}
 	hint := "install it, or put it on PATH, then run it again"
-	if p.install != "" && prog == p.Command[0] && !strings.Contains(prog, "/") {
+	if p.install != "" {
 		hint = p.install + "   (then run it again)"
 	}
 	return &facts.FailedError{Err: fmt.Errorf("%s is not installed: no %s on PATH, so %s cannot start; nothing was started or recorded", facts.Sanitize(prog, 200), facts.Sanitize(prog, 200), p.Session), Hint: hint}
@@ -243,7 +247,7 @@ func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, e
 	if err := b.Available(); err != nil {
 		return nil, err
 	}
-	if err := p.Preflight(); err != nil {
+	if err := p.Preflight(b); err != nil {
 		return nil, err
 	}
 	live, err := b.Live()

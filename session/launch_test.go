@@ -43,6 +43,7 @@ func (b *fakeBackend) Kill(t string) error {
 	return nil
 }
 func (b *fakeBackend) Attach(t string) error { return nil }
+func (b *fakeBackend) RunsPrograms() bool    { return true }
 
 func testRepo(t *testing.T) (*worktree.Repo, *facts.Ledger) {
 	t.Helper()

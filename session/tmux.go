@@ -30,6 +30,10 @@ func (t *Tmux) program() string {
 // Name implements Backend.
 func (t *Tmux) Name() string { return "tmux" }
 
+// RunsPrograms says that the sessions it starts run real programs (run's
+// preflight looks for them on PATH).
+func (t *Tmux) RunsPrograms() bool { return true }
+
 // Available implements Backend.
 func (t *Tmux) Available() error {
 	if _, err := exec.LookPath(t.program()); err != nil {

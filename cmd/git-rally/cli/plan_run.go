@@ -141,7 +141,7 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 			if err != nil {
 				return err
 			}
-			if err := p.Preflight(); err != nil {
+			if err := p.Preflight(b); err != nil {
 				return err
 			}
 		}

@@ -140,7 +140,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if err := backendErr(b.Available()); err != nil {
 		return err
 	}
-	if err := p.Preflight(); err != nil {
+	if err := p.Preflight(b); err != nil {
 		return err
 	}
 	if !p.Shared {
