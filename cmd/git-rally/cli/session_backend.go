@@ -40,12 +40,14 @@ func resolveSession(f *factory, name string) (*facts.State, *facts.Fact, error) 
 
 // passEnv is the environment a managed session gets: the caller's, all
 // of it (API keys, base URLs, RALLY_HOOK_STRICT exported before run), but
-// TMUX and TMUX_PANE, which tmux sets for the new pane itself.
+// TMUX and TMUX_PANE, which tmux sets for the new pane itself, and git's
+// variables that pin a repository, index or worktree (set inside a git
+// hook, say), which would point the agent's git away from its worktree.
 func passEnv() []string {
 	var out []string
 	for _, kv := range os.Environ() {
 		k, _, ok := strings.Cut(kv, "=")
-		if !ok || k == "" || k == "TMUX" || k == "TMUX_PANE" || strings.ContainsRune(kv, 0) {
+		if !ok || k == "" || k == "TMUX" || k == "TMUX_PANE" || placeBound[k] || strings.ContainsRune(kv, 0) {
 			continue
 		}
 		out = append(out, kv)
@@ -75,3 +77,6 @@ func liveSessions(st *facts.State) map[string]bool {
 	}
 	return out
 }
+
+var placeBound = map[string]bool{"GIT_DIR": true, "GIT_WORK_TREE": true, "GIT_INDEX_FILE": true, "GIT_PREFIX": true,
+	"GIT_COMMON_DIR": true, "GIT_OBJECT_DIRECTORY": true, "GIT_ALTERNATE_OBJECT_DIRECTORIES": true}
