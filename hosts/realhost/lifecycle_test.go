@@ -163,9 +163,6 @@ func (s *lifeSession) worktreeFile(rel string) (string, bool) {
 	return s.l.read(filepath.Join(".rally", "worktrees", s.Session, rel))
 }
 
-func (s *lifeSession) worktree() string {
-	return filepath.Join(s.l.dir, ".rally", "worktrees", s.Session)
-}
 
 // state is the session's state as sessions --json shows it.
 func (s *lifeSession) state() string {
