@@ -163,7 +163,6 @@ func (s *lifeSession) worktreeFile(rel string) (string, bool) {
 	return s.l.read(filepath.Join(".rally", "worktrees", s.Session, rel))
 }
 
-
 // state is the session's state as sessions --json shows it.
 func (s *lifeSession) state() string {
 	var out struct {
