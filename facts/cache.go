@@ -35,7 +35,7 @@ import (
 //	facts-<gen>.idx    a record per mirror line (mirrorindex.go)
 //
 // The .bin files are in the cache's own encoding (cachecodec.go).
-const cacheVersion = 10
+const cacheVersion = 11
 
 const stateFile = "state.bin"
 
@@ -665,3 +665,6 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	}
 	return out
 }
+
+// common is the repository's common dir the cache lives under.
+func (c *cache) common() string { return filepath.Dir(filepath.Dir(c.dir)) }

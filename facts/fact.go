@@ -31,13 +31,14 @@ const (
 	KindDecision     = "decision"
 	KindSession      = "session"
 	KindDelivery     = "delivery"
-	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
+	KindPlan         = "plan"   // a workstream: subject the plan id, body the plan (plan.go)
+	KindStatus       = "status" // what a peer is doing (activity.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindStatus}
 
 // Access modes.
 const (
@@ -302,6 +303,9 @@ func (f *Fact) Validate() error {
 	if err := CheckText("body", f.Body, MaxBody); err != nil {
 		return err
 	}
+	if f.Kind == KindStatus && (f.Status == "" || len(f.Status) > 40) {
+		return usagef("a status fact needs an activity (at most 40 bytes)")
+	}
 	for _, s := range append(append([]string{f.Reason}, f.Evidence...), f.Files...) {
 		if err := CheckText("text", s, MaxSubject*4); err != nil {
 			return err
@@ -328,6 +332,8 @@ func (f *Fact) Summary() string {
 	var b strings.Builder
 	b.WriteString(f.Kind)
 	switch {
+	case f.Kind == KindStatus:
+		b.WriteString(" " + oneLine(f.Status, 20))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":

@@ -75,6 +75,7 @@ func (a *agentRun) exportIdentity() bool {
 }
 
 func (a *agentRun) preToolUse() Answer {
+	a.setActivity(facts.ActivityWorking)
 	ans, denied := a.checkEdit()
 	if in := a.identityInput(); in != nil && !denied {
 		var env envelope
@@ -247,10 +248,14 @@ func (a *agentRun) heartbeat(st *facts.State) {
 }
 
 func (a *agentRun) promptSubmit() Answer {
+	a.setActivity(facts.ActivityWorking)
 	if err := a.open(); err != nil {
 		a.warn("inbox not checked: %v", err)
 		return a.quiet()
 	}
+	// What waits for a managed session goes with this prompt, as its
+	// context.
+	handed := a.handover()
 	st, err := a.ledger.Read()
 	if err != nil {
 		a.warn("inbox not checked: %v", err)
@@ -265,15 +270,22 @@ func (a *agentRun) promptSubmit() Answer {
 			fresh = append(fresh, it)
 		}
 	}
-	if len(fresh) == 0 {
+	if len(fresh) == 0 && handed == "" {
 		return a.quiet()
+	}
+	if len(fresh) == 0 {
+		return a.answer(a.host.context(a.host.prompt, handed))
 	}
 	var ids []string
 	for _, it := range fresh {
 		ids = append(ids, it.Fact.ID)
 	}
 	a.markShown(st, ids)
-	return a.answer(a.host.context(a.host.prompt, inboxText(a.me, fresh)))
+	text := inboxText(a.me, fresh)
+	if handed != "" {
+		text = handed + "\n\n" + text
+	}
+	return a.answer(a.host.context(a.host.prompt, text))
 }
 
 // markShown adds ids to what the agent has seen, forgetting handoffs that
@@ -308,6 +320,7 @@ func (a *agentRun) afterTool() Answer {
 		a.checkEdit()
 		return a.answer(a.host.quiet())
 	}
+	a.setActivity(facts.ActivityWorking)
 	c := a.review()
 	if c == nil || len(c.stops)+len(c.warns) == 0 {
 		return a.quiet()
@@ -322,6 +335,7 @@ func (a *agentRun) afterTool() Answer {
 // stop, not the host, ends it.
 func (a *agentRun) sessionEnd() Answer {
 	if a.inv.Getenv("RALLY_MANAGED") == "1" && a.inv.Getenv("RALLY_TOOL") != "" {
+		a.setActivity(facts.ActivityExited)
 		return a.quiet()
 	}
 	if err := a.open(); err != nil {

@@ -14,6 +14,8 @@ type Info struct {
 	State     string      // live, exited or stopped
 	StartedAt string
 	LastSeen  string
+	// Activity is what its agent last said it is doing (SPEC §13).
+	Activity, ActivitySince string
 }
 
 // Managed returns the managed sessions of the room (those a backend
@@ -55,6 +57,7 @@ func List(st *facts.State, live map[string]bool, started func(id string) string)
 		if p := st.Peers[facts.Owner{Tool: f.Tool, Session: f.Session}.String()]; p != nil && p.LastAt > in.LastSeen {
 			in.LastSeen = p.LastAt
 		}
+		in.Activity, in.ActivitySince = st.ActivityOf(facts.Owner{Tool: f.Tool, Session: f.Session})
 		out = append(out, in)
 	}
 	return out

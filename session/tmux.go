@@ -179,3 +179,13 @@ func (t *Tmux) Attach(target string) error {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd.Run()
 }
+
+// Foreground implements Foregrounder: the program in the foreground of
+// the target's pane (#{pane_current_command}: bash, node, codex...).
+func (t *Tmux) Foreground(target string) (string, error) {
+	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_current_command}")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
+}

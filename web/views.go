@@ -41,6 +41,8 @@ type roomData struct {
 	Peers []struct {
 		Tool, Session, State string
 		LastSeen             string `json:"last_seen"`
+		Activity             string `json:"activity"`
+		ActivitySince        string `json:"activity_since"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
@@ -63,6 +65,8 @@ type roomData struct {
 	} `json:"plans"`
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
+		Activity                              string `json:"activity"`
+		ActivitySince                         string `json:"activity_since"`
 	} `json:"sessions"`
 	Totals struct {
 		Facts     int            `json:"facts"`

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/session"
 )
 
@@ -23,6 +24,10 @@ type sessionJSON struct {
 	State     string `json:"state"`
 	StartedAt string `json:"started_at"`
 	LastSeen  string `json:"last_seen"`
+	// Activity is what the session's agent last said it is doing
+	// (SPEC §13: working, needs-input, idle, exited...), since when.
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 func newCmdSessions(f *factory) *cobra.Command {
@@ -68,7 +73,8 @@ func sessionsList(f *factory) ([]session.Info, error) {
 func toSessionJSON(in session.Info) sessionJSON {
 	s := in.Fact
 	return sessionJSON{Session: s.Name, Tool: s.Tool, Agent: s.Agent, Backend: s.Backend, Target: s.Target,
-		Worktree: s.Worktree, Branch: s.Branch, State: in.State, StartedAt: in.StartedAt, LastSeen: in.LastSeen}
+		Worktree: s.Worktree, Branch: s.Branch, State: in.State, StartedAt: in.StartedAt, LastSeen: in.LastSeen,
+		Activity: in.Activity, ActivitySince: in.ActivitySince}
 }
 
 func runSessions(f *factory, opts *sessionsOptions) error {
@@ -95,7 +101,8 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 		if where == "" {
 			where = "(adopted " + s.Target + ")"
 		}
-		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen))
+		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s%s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen),
+			cmdutil.ActivityTag(f.Paint(), now, s.Activity, s.ActivitySince))
 	}
 	return nil
 }

@@ -23,6 +23,9 @@ type peerJSON struct {
 	State    string `json:"state"`
 	LastSeen string `json:"last_seen"`
 	Verified string `json:"verified,omitempty"`
+	// Activity is what the peer last said it is doing (SPEC §13).
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 type claimJSON struct {
@@ -209,7 +212,8 @@ func toRoomJSONWithout(r *facts.Room) RoomJSON {
 		Blockers: []noteJSON{}, Risks: []noteJSON{}, Worktrees: []worktreeJSON{},
 		Totals: totalsJSON{Facts: r.Facts, Retracted: r.Retracted, ByKind: r.ByKind}}
 	for _, p := range r.Peers {
-		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen)})
+		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
+			Activity: p.Activity, ActivitySince: p.ActivitySince})
 	}
 	for _, h := range r.Handoffs {
 		out.Handoffs = append(out.Handoffs, toHandoffJSON(h))
@@ -283,7 +287,7 @@ func printRoom(w io.Writer, r RoomJSON, now time.Time, pt Painter) {
 		if p.Session != "" {
 			who += "@" + p.Session
 		}
-		fmt.Fprintf(w, "  %-32s %s last seen %s%s\n", who, PaintState(pt, fmt.Sprintf("%-7s", p.State)), Ago(now, p.LastSeen), VerdictTag(p.Verified))
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s%s\n", who, PaintState(pt, fmt.Sprintf("%-7s", p.State)), Ago(now, p.LastSeen), ActivityTag(pt, now, p.Activity, p.ActivitySince), VerdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {

@@ -25,6 +25,9 @@ type roomSessionJSON struct {
 	Agent    string `json:"agent"`
 	State    string `json:"state"`
 	Worktree string `json:"worktree"`
+	// Activity is what its agent last said it is doing (SPEC §13).
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 // roomSessions are the room's managed sessions; it asks tmux only when
@@ -40,7 +43,8 @@ func roomSessions(st *facts.State) []roomSessionJSON {
 		live = map[string]bool{}
 	}
 	for _, in := range session.List(st, live, nil) {
-		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
+		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree,
+			Activity: in.Activity, ActivitySince: in.ActivitySince})
 	}
 	return out
 }
@@ -113,7 +117,11 @@ func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
 	}
 	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
 	for _, s := range ss {
-		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", Ident(s.Session), Ident(s.Tool), s.State, Ident(s.Worktree))
+		act := ""
+		if s.Activity != "" {
+			act = " (" + facts.Sanitize(s.Activity, 40) + ")"
+		}
+		fmt.Fprintf(w, "  %-20s %-24s %-7s %s%s\n", Ident(s.Session), Ident(s.Tool), s.State, Ident(s.Worktree), act)
 	}
 }
 
