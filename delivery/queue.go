@@ -69,7 +69,9 @@ func Enqueue(common, session string, e Entry, now time.Time) error {
 	}
 	var r [4]byte
 	rand.Read(r[:])
-	name := fmt.Sprintf("%020d-%s.json", now.UnixNano(), hex.EncodeToString(r[:]))
+	// named by the machine's clock, not the injected one: the names only
+	// keep the queue in the order messages came
+	name := fmt.Sprintf("%020d-%s.json", time.Now().UnixNano(), hex.EncodeToString(r[:]))
 	tmp := filepath.Join(dir, "."+name+".tmp")
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		return err
