@@ -127,6 +127,25 @@ func DeliveryPlan(st *facts.State, b Backend, s *facts.Fact) (paste bool, why st
 	return true, ""
 }
 
+// IdleSettle is how long after a host's turn-end hook reported idle rally
+// waits before it pastes: the hook runs before the host is back at its
+// prompt (Gemini CLI drops an Enter that comes while it finishes its
+// AfterAgent hooks). Measured on the machine's clock, not the ledger's:
+// it is about the host's process, not a rule of the room.
+var IdleSettle = 1500 * time.Millisecond
+
+func settling(st *facts.State, s *facts.Fact) time.Duration {
+	activity, since := st.ActivityOf(facts.Owner{Tool: s.Tool, Session: s.Session})
+	t, err := time.Parse(time.RFC3339Nano, since)
+	if activity != facts.ActivityIdle || err != nil {
+		return 0
+	}
+	if wait := IdleSettle - time.Since(t); wait > 0 && wait <= IdleSettle {
+		return wait
+	}
+	return 0
+}
+
 // Deliver hands the message to the session when it waits at its own
 // prompt, as one inert line and one Enter, and then records one delivery
 // fact; otherwise it queues the message for the session's hooks (or `git
@@ -149,6 +168,15 @@ func Deliver(l *facts.Ledger, b Backend, d *Delivery) (*Result, error) {
 		return nil, err
 	}
 	paste, why := DeliveryPlan(st, b, d.Session)
+	if wait := settling(st, d.Session); paste && wait > 0 {
+		// the turn-end hook said idle, the host may still be on its way
+		// back to its prompt: let it get there, then look again
+		time.Sleep(wait)
+		if st, err = l.Read(); err != nil {
+			return nil, err
+		}
+		paste, why = DeliveryPlan(st, b, d.Session)
+	}
 	if !paste {
 		e := delivery.Entry{Text: d.Text, From: d.Sender.Tool, FromSession: d.Sender.Session, Why: why}
 		if d.Handoff != nil {

@@ -41,6 +41,9 @@ var hostile = []struct{ where, text string }{
 
 func needTmuxShells(t *testing.T) {
 	t.Helper()
+	old := PasteSettle
+	PasteSettle = 20 * time.Millisecond // shells take an Enter right after a paste
+	t.Cleanup(func() { PasteSettle = old })
 	for _, p := range []string{"tmux", "bash", "dash"} {
 		if _, err := exec.LookPath(p); err != nil {
 			if os.Getenv("CI") == "true" {
