@@ -21,16 +21,17 @@ runs=${3:-60}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-hookab.XXXXXX")
 trap 'rm -rf "$work"; git -C "$root" worktree prune' EXIT
-export RALLY_AUTOPACK=0 GIT_CONFIG_NOSYSTEM=1 HOME="$work"
+export RALLY_AUTOPACK=0 GIT_CONFIG_NOSYSTEM=1
 
 for i in 0 1; do
 	git -C "$root" worktree add -q --detach "$work/src$i" "${revs[$i]}"
 	(cd "$work/src$i" && CGO_ENABLED=0 go build -o "$work/bin$i" ./cmd/git-rally)
 done
+export HOME="$work" # after the builds: go keeps its module cache under HOME
 git init -q "$work/base"
 (cd "$work/base" && git -c user.name=b -c user.email=b@b commit -q --allow-empty -m base && mkdir -p src &&
 	for n in $(seq 100); do "$work/bin0" claim "src/f$n.go" --tool "bench:peer$((n % 7))" >/dev/null; done &&
-	for n in $(seq 50); do "$work/bin0" handoff --tool bench:peer1 --target "bench:peer$((n % 5))" --subject "h $n" >/dev/null; done)
+	for n in $(seq 50); do "$work/bin0" handoff --tool bench:peer1 --target "bench:other$((n % 5))" --subject "h $n" >/dev/null; done)
 for i in 0 1; do
 	cp -a "$work/base" "$work/repo$i"
 	(cd "$work/repo$i" && RALLY_TOOL=claude_code:01 "$work/bin$i" claim src/mine.go >/dev/null && "$work/bin$i" room >/dev/null)

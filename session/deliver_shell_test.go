@@ -59,7 +59,7 @@ func needTmuxShells(t *testing.T) {
 func shellPane(t *testing.T, dir, name string, argv ...string) (*Tmux, string) {
 	t.Helper()
 	tm := &Tmux{}
-	env := []string{"HOME=" + dir, "PS1=$ ", "ENV=", "HISTFILE=" + filepath.Join(dir, ".hist"), "PATH=" + os.Getenv("PATH")}
+	env := []string{"HOME=" + dir, "PS1=$ ", "ENV=", "TERM=tmux-256color", "HISTFILE=" + filepath.Join(dir, ".hist"), "PATH=" + os.Getenv("PATH")}
 	if err := tm.Start(name, dir, nil, append(append([]string{"env", "-i"}, env...), argv...)); err != nil {
 		t.Fatal(err)
 	}
