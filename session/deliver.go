@@ -96,7 +96,7 @@ func IsShell(prog string) bool {
 // command or an adopted pane that reports nothing gets it pasted, unless
 // its foreground program is a shell: a shell is never typed into.
 func DeliveryPlan(st *facts.State, b Backend, s *facts.Fact) (paste bool, why string) {
-	activity, since := st.ActivityOf(facts.Owner{Tool: s.Tool, Session: s.Session})
+	activity, since := ActivityOf(st, s)
 	_, known := LookupHost(s.Agent)
 	switch {
 	case activity == facts.ActivityIdle:
@@ -134,8 +134,18 @@ func DeliveryPlan(st *facts.State, b Backend, s *facts.Fact) (paste bool, why st
 // it is about the host's process, not a rule of the room.
 var IdleSettle = 1500 * time.Millisecond
 
+// ActivityOf is what a managed session's agent last said it is doing: as
+// the session (tool@session), else as its tool alone (a session's tool id
+// is its own; `git rally status --tool` outside its worktree says so).
+func ActivityOf(st *facts.State, s *facts.Fact) (activity, since string) {
+	if a, at := st.ActivityOf(facts.Owner{Tool: s.Tool, Session: s.Session}); a != "" {
+		return a, at
+	}
+	return st.ActivityOf(facts.Owner{Tool: s.Tool})
+}
+
 func settling(st *facts.State, s *facts.Fact) time.Duration {
-	activity, since := st.ActivityOf(facts.Owner{Tool: s.Tool, Session: s.Session})
+	activity, since := ActivityOf(st, s)
 	t, err := time.Parse(time.RFC3339Nano, since)
 	if activity != facts.ActivityIdle || err != nil {
 		return 0

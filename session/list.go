@@ -57,7 +57,7 @@ func List(st *facts.State, live map[string]bool, started func(id string) string)
 		if p := st.Peers[facts.Owner{Tool: f.Tool, Session: f.Session}.String()]; p != nil && p.LastAt > in.LastSeen {
 			in.LastSeen = p.LastAt
 		}
-		in.Activity, in.ActivitySince = st.ActivityOf(facts.Owner{Tool: f.Tool, Session: f.Session})
+		in.Activity, in.ActivitySince = ActivityOf(st, f)
 		out = append(out, in)
 	}
 	return out
