@@ -75,6 +75,7 @@ func (a *agentRun) exportIdentity() bool {
 }
 
 func (a *agentRun) preToolUse() Answer {
+	a.setActivity(facts.ActivityWorking)
 	ans, denied := a.checkEdit()
 	if in := a.identityInput(); in != nil && !denied {
 		var env envelope
@@ -249,10 +250,14 @@ func (a *agentRun) heartbeat(st *facts.State) {
 }
 
 func (a *agentRun) promptSubmit() Answer {
+	a.setActivity(facts.ActivityWorking)
 	if err := a.open(); err != nil {
 		a.warn("inbox not checked: %v", err)
 		return a.quiet()
 	}
+	// What waits for a managed session goes with this prompt, as its
+	// context.
+	handed := a.handover()
 	st, err := a.ledger.Read()
 	if err != nil {
 		a.warn("inbox not checked: %v", err)
@@ -288,6 +293,9 @@ func (a *agentRun) promptSubmit() Answer {
 		}
 	}
 	if len(ids) == 0 {
+		if handed != "" {
+			return a.answer(a.host.context(a.host.prompt, handed))
+		}
 		return a.quiet()
 	}
 	a.markShown(st, ids)
@@ -300,6 +308,9 @@ func (a *agentRun) promptSubmit() Answer {
 		if len(fresh) == 0 {
 			text += untrustedLine + "\n"
 		}
+	}
+	if handed != "" {
+		text = handed + "\n\n" + text
 	}
 	return a.answer(a.host.context(a.host.prompt, text))
 }
@@ -346,6 +357,7 @@ func (a *agentRun) afterTool() Answer {
 		a.checkEdit()
 		return a.answer(a.host.quiet())
 	}
+	a.setActivity(facts.ActivityWorking)
 	c := a.review()
 	if c == nil || len(c.stops)+len(c.warns) == 0 {
 		return a.quiet()
@@ -360,6 +372,7 @@ func (a *agentRun) afterTool() Answer {
 // stop, not the host, ends it.
 func (a *agentRun) sessionEnd() Answer {
 	if a.inv.Getenv("RALLY_MANAGED") == "1" && a.inv.Getenv("RALLY_TOOL") != "" {
+		a.setActivity(facts.ActivityExited)
 		return a.quiet()
 	}
 	if err := a.open(); err != nil {

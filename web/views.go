@@ -53,6 +53,8 @@ type roomData struct {
 	Peers []struct {
 		Tool, Session, State, Subject string
 		LastSeen                      string `json:"last_seen"`
+		Activity                      string `json:"activity"`
+		ActivitySince                 string `json:"activity_since"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
@@ -75,6 +77,8 @@ type roomData struct {
 	} `json:"plans"`
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
+		Activity                              string `json:"activity"`
+		ActivitySince                         string `json:"activity_since"`
 	} `json:"sessions"`
 	Totals struct {
 		Facts     int            `json:"facts"`

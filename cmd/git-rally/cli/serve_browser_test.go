@@ -95,6 +95,7 @@ func TestServeInBrowser(t *testing.T) {
 	demoTerminal = newFakeTerminal()
 	defer func() { demoTerminal = nil }()
 	rallyT(t, "run", "codex", "--name", "rev", "--command-json", `["fake-agent"]`)
+	rallyT(t, "status", "idle", "--tool", "codex:rev-01") // it waits at its prompt: rally may paste
 	if out := rallyT(t, "handoff", "--tool", "claude_code:impl-1", "--target", "codex:rev-01", "--subject", "review the endpoint"); !strings.Contains(out, "delivered to session codex-rev-01") {
 		t.Fatalf("the handoff to the managed session was not delivered:\n%s", out)
 	}
