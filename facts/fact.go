@@ -31,8 +31,8 @@ const (
 	KindDecision     = "decision"
 	KindSession      = "session"
 	KindDelivery     = "delivery"
-	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
-	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
+	KindPlan         = "plan"   // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead"   // the room's lead seat: target the new lead, none to empty it (lead.go)
 	KindStatus       = "status" // what a peer is doing (activity.go)
 )
 

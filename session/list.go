@@ -16,7 +16,7 @@ type Info struct {
 	LastSeen  string
 	// Activity is what its agent last said it is doing (SPEC §13).
 	Activity, ActivitySince string
-	Ended     *Ending // how an exited session's program ended, when its terminal kept it
+	Ended                   *Ending // how an exited session's program ended, when its terminal kept it
 }
 
 // AddEndings reads, for each exited session, how its program ended from

@@ -12,7 +12,6 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-
 type statusOptions struct {
 	subject string
 	j       jsonFlags
