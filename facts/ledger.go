@@ -150,9 +150,14 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 	st := l.cache.load()
 	if st0 := st; st != nil && st.FutureDue(hz) {
 		// A fact held back as dated in the future is due: build again.
-		st = nil
-		if ls, ok := l.cache.mirrorStore(st0); ok && !ls.odd {
-			st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+		// Replayed from the checkpoint: the facts since the first one
+		// held back, not the whole mirror.
+		var ok bool
+		if st, ok = l.replayCheckpoint(st0, hz); !ok {
+			st = nil
+			if ls, ok := l.cache.mirrorStore(st0); ok && !ls.odd {
+				st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+			}
 		}
 	}
 	if st != nil && st.Head == hashString(head) {
@@ -176,6 +181,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			cp.SetHorizon(hz)
 			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
+				l.cache.checkpointBefore(st, cp)
 				l.cache.save(cp, fs, false)
 				return cp, nil
 			}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -73,6 +74,12 @@ type lineStore struct {
 	nkeys    int
 	keys     []lineKey
 	retracts []retractRef
+	// pos, when set, makes project take a checkpoint (cp) before the
+	// first fact the reader holds back, or at the last point before it
+	// that a checkpoint can be taken at (cachecheckpoint.go); pos gives
+	// the mirror's length and CRC-32 so far.
+	pos func() (int64, uint32)
+	cp  *checkpoint
 	// odd is set when a fact's id is not f_ and 16 hex digits (only a
 	// checked fact is stored, so never in practice): the caller then
 	// projects the old way.
@@ -194,8 +201,26 @@ func (ls *lineStore) sortUnique() {
 // emit with each line and its fact in (clock, id) order. It returns
 // errRebuild when a stored line does not decode again (a bug).
 func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*State, error) {
+	return ls.projectFrom(nil, hz, emit)
+}
+
+// projectFrom is project on top of a checkpoint's projection cp (nil:
+// from nothing), the stored facts being the ones after it. A retraction
+// whose target is not among them is believed to retract nothing only
+// when the checkpoint says so (cp.ignore); otherwise it returns
+// errRebuild: its target may be before the checkpoint.
+func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []byte, f *Fact)) (*State, error) {
 	ls.sortUnique()
 	s := NewState()
+	var cps checkpointPoints
+	if cp != nil {
+		s = cp.st
+		// Retractions the checkpoint knows count for nothing; those
+		// before this tail never come again.
+		for id := range cp.ignore {
+			cps.ignored(id, lineKey{clock: math.MaxInt64})
+		}
+	}
 	s.horizon = hz
 	if len(ls.retracts) > 0 {
 		// BuildAt's first pass: a retraction counts when its target
@@ -218,13 +243,38 @@ func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*St
 		}
 		rs := ls.retracts
 		slices.SortFunc(rs, func(a, b retractRef) int { return a.key.cmp(b.key) })
+		// After a checkpoint, State.Retraction holds the retractions the
+		// rebuild that took it knew, these facts' too: a retraction here
+		// of a fact before the checkpoint must be one of them.
+		here := map[string]bool{}
+		if cp != nil {
+			for _, r := range rs {
+				here[r.id] = true
+			}
+		}
+		decided := map[string]bool{}
 		for _, r := range rs {
 			id, ok := parseFactID(r.ref)
-			if !ok || !found[id] || want[id] != r.tool {
+			if ok && !found[id] {
+				// A retraction of nothing here: of nothing at all in a
+				// rebuild, of a fact before it after a checkpoint.
+				if cp != nil && s.Retraction[r.ref] != r.id && !cp.ignore[r.id] {
+					return nil, errRebuild
+				}
+				if s.Retraction[r.ref] != r.id {
+					cps.ignored(r.id, r.key)
+				}
 				continue
 			}
-			if _, done := s.Retraction[r.ref]; !done {
-				s.Retraction[r.ref] = r.id
+			if !ok || want[id] != r.tool || decided[r.ref] {
+				cps.ignored(r.id, r.key) // counts for nothing
+				continue
+			}
+			decided[r.ref] = true
+			if x, known := s.Retraction[r.ref]; !known || here[x] {
+				s.Retraction[r.ref] = r.id // the first one in order
+			} else {
+				cps.ignored(r.id, r.key)
 			}
 		}
 	}
@@ -273,10 +323,16 @@ func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*St
 			return nil, errRebuild
 		}
 		for i, f := range d.fs {
+			if ls.pos != nil {
+				ls.checkpointAt(&cps, s, ls.keys[b*batch+i], heldAt(f, hz))
+			}
 			emit(ls.line(ls.keys[b*batch+i]), f)
 			s.build(f)
 		}
 		b++
+	}
+	if ls.pos != nil && !cps.done {
+		ls.cp = nil // nothing held back: no checkpoint needed
 	}
 	s.forget()
 	return s, nil
@@ -639,7 +695,9 @@ func (rd *streamDecoder) close() error {
 // order, as a new mirror generation; the state is saved with it.
 func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*State, error) {
 	var st *State
+	// The checkpoint: the projection before the first fact held back.
 	mg, err := l.cache.writeMirror(func(mw *mirrorWriter) error {
+		ls.pos = func() (int64, uint32) { return mw.cw.n, mw.cw.sum }
 		var err error
 		st, err = ls.project(hz, func(line []byte, f *Fact) { mw.add(line, f) })
 		return err
@@ -650,6 +708,9 @@ func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*S
 	st.Head, st.Tree = head, tree
 	if err == nil { // else the projection is good, only the cache is not
 		l.cache.saveWith(st, mg)
+		if cp := ls.cp; cp != nil {
+			l.cache.saveCheckpoint(encodeCheckpoint(mg.gen, cp.n, cp.sum, cp.st, cp.ignore))
+		}
 	}
 	return st, nil
 }
@@ -767,6 +828,7 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 	}
 	defer f.Close()
 	size := c.saved.MirrorLen
+	mirrorRead.Add(size)
 	br := bufio.NewReaderSize(io.LimitReader(f, size), 256<<10)
 	ls := &lineStore{}
 	var sum uint32

@@ -159,8 +159,10 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 					t.Fatalf("%s: %d facts read back of %d written", what, len(all), len(written))
 				}
 				want.Head, want.Tree = st.Head, st.Tree
-				if !reflect.DeepEqual(st, want) {
-					t.Fatalf("%s: streamed projection differs:\n got %+v\nwant %+v", what, st, want)
+				// Compared by what they hold: a projection replayed from a
+				// checkpoint holds its handoffs still encoded.
+				if g, w := stateKey(t, st), stateKey(t, want); g != w || st.Damaged != want.Damaged {
+					t.Fatalf("%s: streamed projection differs:\n got %s\nwant %s", what, g, w)
 				}
 				if what == "cold" && !reflect.DeepEqual(l.Warnings, warns) {
 					t.Fatalf("%s: warnings\n got %q\nwant %q", what, l.Warnings, warns)
