@@ -155,6 +155,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		var ok bool
 		if st, ok = l.replayCheckpoint(st0, hz); !ok {
 			st = nil
+			defer lowGC()()
 			if ls, ok := l.cache.mirrorStore(st0); ok && !ls.odd {
 				st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
 			}
@@ -187,6 +188,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			}
 			// Out of order (a merge) or an undo: rebuild from the
 			// mirror plus the new facts.
+			defer lowGC()()
 			if ls, ok := l.cache.mirrorStore(st); ok {
 				for i, f := range fs {
 					ls.add(f, 1<<62|uint64(i))

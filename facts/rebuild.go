@@ -833,6 +833,12 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 	ls := &lineStore{}
 	var sum uint32
 	var n int64
+	// Each line is decoded into one reused Fact, as a rebuild's scanner
+	// does: the line store copies what it keeps, and a Fact a line
+	// (about 1.8 KB with its strings, left to the collector) made a
+	// rebuild from the mirror of 1M facts peak at 1.8 GB.
+	var sf Fact
+	var ms fastMembers
 	for seq := uint64(0); ; seq++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -848,11 +854,20 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 		}
 		sum = crc32.Update(sum, crcTable, line)
 		n += int64(len(line))
-		fact, err := Parse(line)
-		if err != nil {
-			return nil, false
+		body := bytes.TrimSuffix(line, []byte{'\n'})
+		sf, ms = Fact{}, fastMembers{}
+		fact := &sf
+		if !fastDecodeInto(&sf, body, unsafe.String(unsafe.SliceData(body), len(body)), &ms) || sf.ID == "" || sf.Kind == "" {
+			if fact, err = Parse(line); err != nil {
+				return nil, false
+			}
 		}
-		ls.add(fact, seq)
+		sc := scanned{clock: fact.Clock, raw: line}
+		sc.id, sc.idOK = parseFactID(fact.ID)
+		if fact.Kind == KindRetract && fact.Ref != "" {
+			sc.retract = &retractRef{id: strings.Clone(fact.ID), ref: strings.Clone(fact.Ref), tool: strings.Clone(fact.Tool)}
+		}
+		ls.addLine(sc, seq)
 	}
 	if n != size || sum != c.saved.MirrorSum || ls.nkeys != st.Facts {
 		return nil, false
