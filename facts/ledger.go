@@ -156,8 +156,11 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 		if st, ok = l.replayCheckpoint(st0, hz); !ok {
 			st = nil
 			defer lowGC()()
-			if ls, ok := l.cache.mirrorStore(st0); ok && !ls.odd {
-				st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+			if ls, ok := l.cache.mirrorStore(st0); ok {
+				if !ls.odd {
+					st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+				}
+				ls.release()
 			}
 		}
 	}
@@ -198,6 +201,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 						return nst, nil
 					}
 				}
+				ls.release()
 			}
 		}
 	}
@@ -212,6 +216,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			return nst, nil
 		}
 	}
+	ls.release()
 	// Not reached with facts this version checked: the old way.
 	l.Warnings = l.Warnings[:nw]
 	all, err := l.readAll(c.Tree)

@@ -62,11 +62,15 @@ func cmpInt[T int64 | uint64](a, b T) int {
 // arenaChunk is the size of the arena's chunks: a line is never copied
 // again once stored, and the arena never holds a second copy while it
 // grows.
-const arenaChunk = 1 << 20
+var arenaChunk = 1 << 20
 
 // lineStore collects the facts of a rebuild.
 type lineStore struct {
 	chunks [][]byte
+	// spill holds the full chunks of a large rebuild on disk
+	// (rebuildspill.go); a chunk written there is nil in chunks.
+	spill    *spill
+	spillDir string
 	// The keys are collected in pages that never move (keyPage keys
 	// each) and made one slice to sort: 100k keys are not copied again
 	// and again as they grow.
@@ -123,6 +127,9 @@ func (ls *lineStore) addLine(f scanned, seq uint64) {
 	raw := f.raw
 	last := len(ls.chunks) - 1
 	if last < 0 || len(ls.chunks[last])+len(raw) > cap(ls.chunks[last]) {
+		if last >= 0 {
+			ls.spillChunk(last)
+		}
 		ls.chunks = append(ls.chunks, make([]byte, 0, max(arenaChunk, len(raw))))
 		last++
 	}
@@ -144,7 +151,10 @@ func (ls *lineStore) addLine(f scanned, seq uint64) {
 const keyPage = 4096
 
 func (ls *lineStore) line(k lineKey) []byte {
-	return ls.chunks[k.chunk][k.off : k.off+k.n]
+	if c := ls.chunks[k.chunk]; c != nil {
+		return c[k.off : k.off+k.n]
+	}
+	return ls.spilled(k.chunk)[k.off : k.off+k.n]
 }
 
 // parseFactID returns the number an id f_<16 hex digits> spells.
@@ -334,6 +344,9 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 	if ls.pos != nil && !cps.done {
 		ls.cp = nil // nothing held back: no checkpoint needed
 	}
+	if ls.spill != nil && ls.spill.failed {
+		return nil, errRebuild
+	}
 	s.forget()
 	return s, nil
 }
@@ -511,6 +524,7 @@ func lowGC() func() {
 func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	fl := &factList{}
 	ls := &lineStore{}
+	ls.spillTo(l.cache.dir)
 	warns := map[int][]string{}
 	store := func(i int, fs []*Fact, w []string) {
 		for j, f := range fs {
@@ -544,10 +558,13 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	if rd != nil {
 		streamed = rd.close() == nil && err == nil
 		if !streamed {
+			ls.release()
 			ls, warns = &lineStore{}, map[int][]string{}
+			ls.spillTo(l.cache.dir)
 		}
 	}
 	if err != nil {
+		ls.release()
 		return nil, err
 	}
 	if !streamed {
@@ -694,6 +711,7 @@ func (rd *streamDecoder) close() error {
 // rebuildInto projects the facts of ls at horizon hz and writes them, in
 // order, as a new mirror generation; the state is saved with it.
 func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*State, error) {
+	defer ls.release()
 	var st *State
 	// The checkpoint: the projection before the first fact held back.
 	mg, err := l.cache.writeMirror(func(mw *mirrorWriter) error {
@@ -831,6 +849,13 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 	mirrorRead.Add(size)
 	br := bufio.NewReaderSize(io.LimitReader(f, size), 256<<10)
 	ls := &lineStore{}
+	ls.spillTo(c.dir)
+	ok = false
+	defer func() {
+		if !ok {
+			ls.release()
+		}
+	}()
 	var sum uint32
 	var n int64
 	// Each line is decoded into one reused Fact, as a rebuild's scanner
@@ -872,5 +897,6 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 	if n != size || sum != c.saved.MirrorSum || ls.nkeys != st.Facts {
 		return nil, false
 	}
+	ok = true
 	return ls, true
 }

@@ -379,3 +379,16 @@ func TestBlobScannerMatchesParseBlob(t *testing.T) {
 		t.Fatalf("only %d facts kept: generate more good ones", kept)
 	}
 }
+
+// The same with the arena's chunks small and written to disk from the
+// first: the lines read back give the same projections and mirrors.
+func TestSpilledRebuildEqualsOld(t *testing.T) {
+	defer func(c, a int) { arenaChunk, spillAfter = c, a }(arenaChunk, spillAfter)
+	arenaChunk, spillAfter = 4096, 0
+	before := chunksSpilled.Load()
+	TestStreamedRebuildEqualsOld(t)
+	TestDueFactReadsTailNotHistory(t)
+	if chunksSpilled.Load() == before {
+		t.Fatal("no chunk was written to disk")
+	}
+}
