@@ -3,6 +3,7 @@ package facts
 import (
 	"bytes"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"sync/atomic"
@@ -112,12 +113,17 @@ func (c *cache) loadCheckpoint() *checkpoint {
 	return decodeCheckpoint(b)
 }
 
-// checkpointBefore is called by a catch-up that applies new facts to the
-// saved state st: when st holds no fact back and the new facts do, st is
-// the checkpoint (the mirror's lines so far, nothing held). The caller
+// checkpointBefore is called by a catch-up or an append that applies new
+// facts to the saved state st: when st holds no fact back and the new
+// facts do, or they pass a multiple of checkpointEvery facts, st is the
+// checkpoint (the mirror's lines so far, nothing held). The caller
 // holds the cache lock and has not saved the new state yet.
 func (c *cache) checkpointBefore(st *State, next *State) {
-	if len(st.Future) > 0 || len(next.Future) == 0 || c.saved == nil || c.saved.State != st || st.Damaged {
+	if len(st.Future) > 0 || c.saved == nil || c.saved.State != st || st.Damaged {
+		return
+	}
+	// Also every checkpointEvery facts, for the merges to come.
+	if len(next.Future) == 0 && st.Facts/checkpointEvery == next.Facts/checkpointEvery {
 		return
 	}
 	c.saveCheckpoint(encodeCheckpoint(c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum, st, nil))
@@ -135,44 +141,11 @@ func heldAt(f *Fact, hz time.Time) bool { return !hz.IsZero() && f.Time().After(
 // or the tail retracts something it cannot see; the caller then builds
 // the projection again.
 func (l *Ledger) replayCheckpoint(st *State, hz time.Time) (*State, bool) {
-	c := l.cache
-	if c.saved == nil || c.saved.State != st {
-		return nil, false
-	}
-	cp := c.loadCheckpoint()
-	if cp == nil || cp.gen != c.saved.Gen || cp.n > c.saved.MirrorLen {
-		return nil, false
-	}
-	f, ok := c.openMirror(st)
+	cp, ls, ok := l.cache.checkpointTail(st)
 	if !ok {
 		return nil, false
 	}
-	tail := make([]byte, c.saved.MirrorLen-cp.n)
-	_, err := f.ReadAt(tail, cp.n)
-	f.Close()
-	mirrorRead.Add(int64(len(tail)))
-	if err != nil || crc32.Update(cp.sum, crcTable, tail) != c.saved.MirrorSum {
-		return nil, false
-	}
-	ls := &lineStore{}
-	prev := cp.st.Last
-	for rest, seq := tail, uint64(0); len(rest) > 0; seq++ {
-		i := bytes.IndexByte(rest, '\n')
-		if i < 0 {
-			return nil, false
-		}
-		fact, err := Parse(rest[:i+1])
-		if err != nil || !prev.Less(fact.Key()) {
-			return nil, false
-		}
-		prev = fact.Key()
-		ls.add(fact, seq)
-		rest = rest[i+1:]
-	}
-	checkpointLines.Add(int64(ls.nkeys))
-	if ls.odd || cp.st.Facts+ls.nkeys != st.Facts {
-		return nil, false
-	}
+	c := l.cache
 	n, sum := cp.n, cp.sum
 	ls.pos = func() (int64, uint32) { return n, sum }
 	s, err := ls.projectFrom(cp, hz, func(line []byte, _ *Fact) {
@@ -190,6 +163,116 @@ func (l *Ledger) replayCheckpoint(st *State, hz time.Time) (*State, bool) {
 	}
 	return s, true
 }
+
+// checkpointTail loads the checkpoint of the saved state st and the
+// mirror's lines after it into a line store, when both can be believed.
+func (c *cache) checkpointTail(st *State) (*checkpoint, *lineStore, bool) {
+	if c.saved == nil || c.saved.State != st {
+		return nil, nil, false
+	}
+	cp := c.loadCheckpoint()
+	if cp == nil || cp.gen != c.saved.Gen || cp.n > c.saved.MirrorLen {
+		return nil, nil, false
+	}
+	f, ok := c.openMirror(st)
+	if !ok {
+		return nil, nil, false
+	}
+	tail := make([]byte, c.saved.MirrorLen-cp.n)
+	_, err := f.ReadAt(tail, cp.n)
+	f.Close()
+	mirrorRead.Add(int64(len(tail)))
+	if err != nil || crc32.Update(cp.sum, crcTable, tail) != c.saved.MirrorSum {
+		return nil, nil, false
+	}
+	ls := &lineStore{}
+	prev := cp.st.Last
+	for rest, seq := tail, uint64(0); len(rest) > 0; seq++ {
+		i := bytes.IndexByte(rest, '\n')
+		if i < 0 {
+			return nil, nil, false
+		}
+		fact, err := Parse(rest[:i+1])
+		if err != nil || !prev.Less(fact.Key()) {
+			return nil, nil, false
+		}
+		prev = fact.Key()
+		ls.add(fact, seq)
+		rest = rest[i+1:]
+	}
+	checkpointLines.Add(int64(ls.nkeys))
+	if ls.odd || cp.st.Facts+ls.nkeys != st.Facts {
+		return nil, nil, false
+	}
+	return cp, ls, true
+}
+
+// mergeCheckpoint brings the saved state st to head when the new facts
+// fs sort before facts it holds (a merge) but after its checkpoint: the
+// checkpoint's projection, then the mirror's lines after it and fs
+// projected together, as a rebuild projects them, into a new mirror
+// generation that copies the lines (and index records) before the
+// checkpoint as they are. It reports false when that cannot be done;
+// the caller then rebuilds from the whole mirror.
+func (l *Ledger) mergeCheckpoint(st *State, fs []*Fact, hz time.Time, head, tree string) (*State, bool) {
+	c := l.cache
+	cp, ls, ok := c.checkpointTail(st)
+	if !ok {
+		return nil, false
+	}
+	for i, f := range fs {
+		if !cp.st.Last.Less(f.Key()) {
+			return nil, false
+		}
+		ls.add(f, 1<<62|uint64(i))
+	}
+	if ls.odd {
+		return nil, false
+	}
+	old, err := os.Open(c.mirrorPath(cp.gen))
+	if err != nil {
+		return nil, false
+	}
+	defer old.Close()
+	oldIdx, err := os.Open(c.indexPath(cp.gen))
+	if err != nil {
+		return nil, false
+	}
+	defer oldIdx.Close()
+	var s *State
+	mg, err := c.writeMirror(func(mw *mirrorWriter) error {
+		if _, err := io.Copy(mw.cw, io.NewSectionReader(old, 0, cp.n)); err != nil {
+			return errRebuild
+		}
+		if mw.cw.n != cp.n || mw.cw.sum != cp.sum {
+			return errRebuild
+		}
+		if mw.idx != nil {
+			if n, err := io.Copy(mw.idx, io.NewSectionReader(oldIdx, 0, int64(cp.st.Facts)*indexRecord)); err != nil || n != int64(cp.st.Facts)*indexRecord {
+				return errRebuild
+			}
+		}
+		ls.pos = func() (int64, uint32) { return mw.cw.n, mw.cw.sum }
+		var err error
+		s, err = ls.projectFrom(cp, hz, func(line []byte, f *Fact) { mw.add(line, f) })
+		return err
+	})
+	if err != nil {
+		return nil, false
+	}
+	s.Head, s.Tree = head, tree
+	CheckpointMerges.Add(1)
+	c.saveWith(s, mg)
+	next := ls.cp
+	if next == nil || next.n <= cp.n {
+		next = cp // the same lines before it in the new generation
+	}
+	c.saveCheckpoint(encodeCheckpoint(mg.gen, next.n, next.sum, next.st, next.ignore))
+	return s, true
+}
+
+// CheckpointMerges counts the merges projected from the checkpoint (tests).
+var CheckpointMerges atomic.Int64
 
 // checkpointEvery is how often (in facts) a rebuild keeps a copy of the
 // projection so far, for the checkpoint, when it cannot take one right

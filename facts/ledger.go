@@ -189,9 +189,13 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 				l.cache.save(cp, fs, false)
 				return cp, nil
 			}
-			// Out of order (a merge) or an undo: rebuild from the
+			// Out of order (a merge) or an undo: from the checkpoint
+			// when the new facts come after it, else rebuild from the
 			// mirror plus the new facts.
 			defer lowGC()()
+			if nst, ok := l.mergeCheckpoint(st, fs, hz, head.String(), c.Tree.String()); ok {
+				return nst, nil
+			}
 			if ls, ok := l.cache.mirrorStore(st); ok {
 				for i, f := range fs {
 					ls.add(f, 1<<62|uint64(i))
@@ -572,6 +576,7 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	cp.SetHorizon(l.horizon())
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
+		l.cache.checkpointBefore(st, cp)
 		l.cache.save(cp, fs, false)
 		l.last = cp
 	}

@@ -384,10 +384,13 @@ func TestBlobScannerMatchesParseBlob(t *testing.T) {
 // first: the lines read back give the same projections and mirrors.
 func TestSpilledRebuildEqualsOld(t *testing.T) {
 	defer func(c, a int) { arenaChunk, spillAfter = c, a }(arenaChunk, spillAfter)
+	if testing.Short() {
+		t.Skip("runs the rebuild tests again")
+	}
 	arenaChunk, spillAfter = 4096, 0
 	before := chunksSpilled.Load()
 	TestStreamedRebuildEqualsOld(t)
-	TestDueFactReadsTailNotHistory(t)
+	TestMergeDecodesTailNotHistory(t)
 	if chunksSpilled.Load() == before {
 		t.Fatal("no chunk was written to disk")
 	}
