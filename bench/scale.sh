@@ -72,8 +72,11 @@ ledger() {
 	git init -q "$d"
 	t=$(now_ms)
 	if [ $((n - tail)) -gt 0 ]; then
-		# The bulk ends before the appended facts begin (30 s apart).
-		rallybench bulk -facts $((n - tail)) -end-in -$((tail / 2 + 120))m | git -C "$d" fast-import --quiet
+		# The bulk ends before the appended facts begin: the simulated
+		# room writes about a fact a minute with quiet stretches (10k facts
+		# over 8 days), and its appender's clock is each commit's time, so
+		# bulk facts dated after it would be held back as future-dated.
+		rallybench bulk -facts $((n - tail)) -end-in -$((tail * 2 + 1440))m | git -C "$d" fast-import --quiet
 	fi
 	(cd "$d" && "$rally" init >/dev/null)
 	echo "- $n facts: $((n - tail)) in one commit (rallybench bulk), then $(rallybench build -dir "$d" -facts "$tail" -max-batch 1 -loose)"
