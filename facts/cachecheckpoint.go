@@ -305,7 +305,9 @@ func (cp *checkpointPoints) ignored(id string, at lineKey) {
 // checkpointAt is called by project before each fact (at k), which
 // the reader holds back when held: it keeps a copy of the projection so
 // far every checkpointEvery facts and right before the first fact held
-// back, and stops there.
+// back, and stops there. With nothing held back, the last copy (at most
+// checkpointEvery facts from the end) is the checkpoint for the merges
+// to come.
 func (ls *lineStore) checkpointAt(cps *checkpointPoints, s *State, k lineKey, held bool) {
 	if cps.done {
 		return

@@ -341,9 +341,6 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 		}
 		b++
 	}
-	if ls.pos != nil && !cps.done {
-		ls.cp = nil // nothing held back: no checkpoint needed
-	}
 	if ls.spill != nil && ls.spill.failed {
 		return nil, errRebuild
 	}
