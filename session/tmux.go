@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -179,16 +180,27 @@ func (t *Tmux) Ended(target string) (e Ending, ok bool, err error) {
 	if !t.Exists(target) {
 		return e, false, nil
 	}
-	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}")
+	f, err := t.deadPane(target)
 	if err != nil {
 		if noServer(err) || strings.Contains(err.Error(), "can't find") {
 			return e, false, nil
 		}
 		return e, false, err
 	}
-	f := strings.Split(strings.TrimRight(out, "\r\n"), "\t")
-	if len(f) < 3 || f[0] != "1" {
+	if f[0] != "1" {
 		return e, false, nil
+	}
+	if f[1] == "" && f[2] == "" {
+		// The pane's terminal closed but tmux never collected its
+		// program's exit status: a zombie child of the server whose
+		// SIGCHLD was lost (see reapLost). Deliver it again and read
+		// the status the server then collects.
+		if f, err = t.reapLost(target, f[3]); err != nil {
+			return e, false, nil
+		}
+		if f[1] == "" && f[2] == "" {
+			return e, false, nil // still not collected: not known to have ended yet
+		}
 	}
 	e.Status = -1
 	if n, err := strconv.Atoi(f[1]); err == nil {
@@ -210,6 +222,51 @@ func (t *Tmux) Ended(target string) (e Ending, ok bool, err error) {
 		}
 	}
 	return e, true, nil
+}
+
+// deadPane reads a pane's #{pane_dead}, #{pane_dead_status},
+// #{pane_dead_signal} and its server's #{pid}, always four fields.
+func (t *Tmux) deadPane(target string) ([]string, error) {
+	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}\t#{pid}")
+	if err != nil {
+		return nil, err
+	}
+	f := strings.Split(strings.TrimRight(out, "\r\n"), "\t")
+	for len(f) < 4 {
+		f = append(f, "")
+	}
+	return f, nil
+}
+
+// reapLost makes the tmux server collect the exit status of a pane whose
+// program ended while the server's SIGCHLD was lost, and reads the pane
+// again. tmux built with libutempter (Debian's) removes a pane's utmp
+// record when it reads end-of-file on the pane's terminal, and
+// libutempter sets SIGCHLD to SIG_DFL while its helper runs; a program
+// that ends then (its terminal closes just before it becomes a zombie)
+// sends a SIGCHLD the kernel discards. The server never waits for it:
+// the pane stays dead without an exit status, without the "Pane is dead"
+// line, and the program stays a zombie until some other child of the
+// server ends. Sending the server SIGCHLD makes it wait for every ended
+// child, as tmux itself does after utempter_add_record. The server
+// handles the signal in its event loop, after kill returns, so the pane
+// is read again until the status is there (a few round trips at most).
+func (t *Tmux) reapLost(target, serverPID string) ([]string, error) {
+	pid, err := strconv.Atoi(serverPID)
+	if err != nil || pid <= 1 {
+		return nil, fmt.Errorf("tmux: no server pid in %q", serverPID)
+	}
+	if err := syscall.Kill(pid, syscall.SIGCHLD); err != nil {
+		return nil, err
+	}
+	var f []string
+	for i := 0; i < 50; i++ {
+		if f, err = t.deadPane(target); err != nil || f[1] != "" || f[2] != "" {
+			return f, err
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return f, nil
 }
 
 // Exists implements Ender: whether tmux still holds the target, its

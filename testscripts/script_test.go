@@ -77,6 +77,7 @@ func Params(dir string) testscript.Params {
 			"gitdaemon": cmdGitDaemon,
 			"githttp":   cmdGitHTTP,
 			"waitfor":   cmdWaitFor,
+			"waitcmd":   cmdWaitCmd,
 			"readenv":   cmdReadEnv,
 		},
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -87,6 +88,30 @@ func cmdWaitFor(ts *testscript.TestScript, neg bool, args []string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ts.Fatalf("waitfor: %q not in %s after 20s; it has:\n%s", args[1], args[0], last)
+}
+
+// cmdWaitCmd runs a command again and again (up to 20 s) until its
+// stdout matches a regular expression, to wait for a state a rally
+// command reports rather than for text on a terminal:
+//
+//	waitcmd '"exit_status": ?3' git rally sessions --json
+func cmdWaitCmd(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) < 2 {
+		ts.Fatalf("usage: waitcmd <regexp> <program> [args...]")
+	}
+	re, err := regexp.Compile(args[0])
+	ts.Check(err)
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		err := ts.Exec(args[1], args[2:]...)
+		if err == nil && re.MatchString(ts.ReadFile("stdout")) {
+			return
+		}
+		if !time.Now().Before(deadline) {
+			ts.Fatalf("waitcmd: %q not in the stdout of %s after 20s (err %v); it has:\n%s", args[0], strings.Join(args[1:], " "), err, ts.ReadFile("stdout"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
 
 // cmdReadEnv sets an environment variable to a file's trimmed content
