@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -128,12 +129,14 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := refs.Fetch(o.Dir, o.Remote, FetchRefspec(o.Remote), o.Progress); err != nil {
-			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
+		theirs, err := l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
+		var le *refs.LockedError
+		if errors.As(err, &le) {
+			// A lock here, in this clone, not on the remote.
+			return res, &FailedError{Err: fmt.Errorf("updating %s, this clone's copy of %s's ledger: %w", track, o.Remote, err), Hint: le.Hint()}
 		}
-		theirs, err := l.Store.ReadRef(track)
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
 		}
 		res.RemoteHead = theirs
 		if round > 1 && theirs == last {
