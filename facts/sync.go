@@ -169,12 +169,13 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			}
 			res.note(mr)
 		}
+		l.noteMine(memo, theirs)
 		mr, err := l.Merge(theirs, MergeOptions{From: o.Remote, EnsureAncestor: ensure})
 		if err != nil {
 			return res, fmt.Errorf("merging the ledger of %s: %w", o.Remote, err)
 		}
 		res.note(mr)
-		written, err := l.Append(ContestRisks(memo.Pending))
+		written, err := l.Append(ContestRisks(memo.Pending, memo.mineTest()))
 		if err != nil {
 			return res, err
 		}
@@ -327,6 +328,8 @@ func gaveUp(remote string, rounds, stalled int, elapsed time.Duration, pr refs.P
 type syncMemo struct {
 	Remotes map[string]string `json:"remotes"`
 	Pending []string          `json:"pending_risks,omitempty"`
+	// Mine are the open claims made in this clone (contestowner.go).
+	Mine []string `json:"own_claims,omitempty"`
 }
 
 func syncMemoPath(commonDir string) string { return filepath.Join(commonDir, "rally", "sync.json") }
