@@ -182,7 +182,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := step{tree: c.Tree, isMerge: len(c.Parents) > 1}
+		s := step{tree: c.Tree, isMerge: len(c.Parents) > 1 || strings.HasPrefix(c.Message, HealPrefix)}
 		if len(c.Parents) > 0 {
 			s.parent = c.Parents[0]
 		}

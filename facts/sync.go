@@ -43,6 +43,9 @@ type SyncOptions struct {
 // SyncResult reports a sync.
 type SyncResult struct {
 	Remote string
+	// Healed: objects of this clone's ledger history were missing and
+	// the facts were written back from the cache (Heal) before the push.
+	Healed bool
 	// Fetched: the remote has a ledger and it was fetched.
 	Fetched bool
 	// NewFacts: facts the local ledger gained from the remote.
@@ -135,6 +138,17 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			// A lock here, in this clone, not on the remote.
 			return res, &FailedError{Err: fmt.Errorf("updating %s, this clone's copy of %s's ledger: %w", track, o.Remote, err), Hint: le.Hint()}
 		}
+		if err != nil && !res.Healed {
+			// git fetch walks the local refs too: a ledger whose history
+			// lost objects here fails it ("bad object"), not the remote.
+			if head, herr := l.Head(); herr == nil && !head.IsZero() && !l.whole(head) {
+				if _, herr := l.Heal(); herr != nil {
+					return res, historyFailure(herr)
+				}
+				res.Healed = true
+				theirs, err = l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
+			}
+		}
 		if err != nil {
 			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
 		}
@@ -202,6 +216,16 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		// Push the commit, not the ref name: an append made meanwhile
 		// goes with the next sync, and what we record is what we pushed.
 		pr, err := refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
+		if (err != nil || pr.Status == refs.RemoteRejected) && !res.Healed && !l.whole(head) {
+			// The cause is here: objects of this clone's history are
+			// gone (a prune beside appends), so the push could not send
+			// them. Write the facts back and push that.
+			if _, herr := l.Heal(); herr != nil {
+				return res, historyFailure(herr)
+			}
+			res.Healed = true
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
 		}
