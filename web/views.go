@@ -29,25 +29,37 @@ func staticHandler() http.Handler {
 // process links this package, and only serve renders a page.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"join":  strings.Join,
-		"short": shortID,
+		"join":     strings.Join,
+		"short":    shortID,
+		"unscoped": unscoped,
 	}).ParseFS(templateFS, "templates/*.html"))
 })
+
+// unscoped: a blocker with no scope, or workspace:*, covers the room.
+func unscoped(scopes []string) bool {
+	for _, s := range scopes {
+		if s == "workspace:*" {
+			return true
+		}
+	}
+	return len(scopes) == 0
+}
 
 // The room as room --json prints it (keys per SPEC §8).
 type roomData struct {
 	Head  string `json:"head"`
 	Clock int64  `json:"clock"`
+	Lead  string `json:"lead"` // null: ""
 	Peers []struct {
-		Tool, Session, State string
-		LastSeen             string `json:"last_seen"`
+		Tool, Session, State, Subject string
+		LastSeen                      string `json:"last_seen"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
-		ID, From, Target, Subject, At, State string
-		AckBy                                string          `json:"ack_by"`
-		Overdue                              bool            `json:"overdue"`
-		Delivery                             json.RawMessage `json:"delivery"`
+		ID, From, Target, Subject, At, State, Reason string
+		AckBy                                        string          `json:"ack_by"`
+		Overdue                                      bool            `json:"overdue"`
+		Delivery                                     json.RawMessage `json:"delivery"`
 	} `json:"handoffs"`
 	Blockers  []noteData `json:"blockers"`
 	Risks     []noteData `json:"risks"`

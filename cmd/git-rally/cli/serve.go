@@ -21,8 +21,6 @@ import (
 	"github.com/git-rally/git-rally/web/webapi"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdServe) }
-
 type serveOptions struct {
 	addr string
 	open bool
@@ -41,6 +39,9 @@ without it, or with a Host or Origin other than this loopback address, get
 /api/worktrees and /api/plan answer with the commands' JSON.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.server == nil {
+				return f.execServer()
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, f, opts, nil)
@@ -75,11 +76,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	defer wl.Close()
 	fw := wl.Watch(500 * time.Millisecond)
 	defer fw.Close()
-	if servers.Web == nil {
-		ln.Close()
-		return errNoServer
-	}
-	srv, err := servers.Web(ln, webapi.Options{Source: src, Now: serveNow, Watcher: &webapi.WaitWatcher{W: fw, Head: wl.HeadString}})
+	srv, err := f.server.Web(ln, webapi.Options{Source: src, Now: serveNow, Watcher: &webapi.WaitWatcher{W: fw, Head: wl.HeadString}})
 	if err != nil {
 		ln.Close()
 		return err
