@@ -18,36 +18,42 @@ import (
 // (issue 26, finding 4): each is one line on the server's stdin. want is
 // the JSON-RPC error code the server must answer with (0: no answer, a
 // notification or a response nobody asked for).
-var malformedLines = []struct {
+// They are built when the test runs, never at package initialisation:
+// this test binary is also the git-rally that every script runs.
+type malformedLine struct {
 	name string
 	line string
 	want int
 	id   any // the id the error must carry (nil: null)
-}{
-	{"not json", "this is not json", -32700, nil},
-	{"truncated object", `{"jsonrpc":"2.0","id":1,"method":`, -32700, nil},
-	{"empty batch", `[]`, -32600, nil},
-	{"batch", `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, -32600, nil},
-	{"batch of junk", `[1,2,3]`, -32600, nil},
-	{"bare string", `"hello"`, -32600, nil},
-	{"bare null", `null`, -32600, nil},
-	{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600, nil},
-	{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600, nil},
-	{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, nil},
-	{"wrong version", `{"jsonrpc":"1.0","id":8,"method":"ping"}`, -32600, float64(8)},
-	{"method not a string", `{"jsonrpc":"2.0","id":9,"method":42}`, -32600, float64(9)},
-	{"nul bytes", "\x00\x00\x00\x00", -32700, nil},
-	{"nul inside a request", "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\x00\"}", -32700, nil},
-	{"two values on a line", `{"jsonrpc":"2.0","id":11,"method":"ping"} {"x":1}`, -32700, nil},
-	{"deep nesting", strings.Repeat("[", 200000) + strings.Repeat("]", 200000), -32700, nil},
-	{"deep params", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"rally_room","arguments":{"full":` +
-		strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000) + "}}}", -32700, nil},
-	// Well-formed JSON-RPC that the SDK answers (or ignores) itself.
-	{"unknown method", `{"jsonrpc":"2.0","id":14,"method":"no/such"}`, -32601, float64(14)},
-	{"params not an object", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":[1]}`, -32602, float64(15)},
-	{"unsolicited response", `{"jsonrpc":"2.0","id":99,"result":{}}`, 0, nil},
-	{"unknown tool", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"rally_nope"}}`, -32602, float64(16)},
-	{"50 MB line", `{"jsonrpc":"2.0","id":13,"method":"ping","params":{"x":"` + strings.Repeat("A", 50<<20) + `"}}`, -32600, nil},
+}
+
+func malformedLines() []malformedLine {
+	return []malformedLine{
+		{"not json", "this is not json", -32700, nil},
+		{"truncated object", `{"jsonrpc":"2.0","id":1,"method":`, -32700, nil},
+		{"empty batch", `[]`, -32600, nil},
+		{"batch", `[{"jsonrpc":"2.0","id":7,"method":"ping"}]`, -32600, nil},
+		{"batch of junk", `[1,2,3]`, -32600, nil},
+		{"bare string", `"hello"`, -32600, nil},
+		{"bare null", `null`, -32600, nil},
+		{"object id", `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`, -32600, nil},
+		{"array id", `{"jsonrpc":"2.0","id":[1],"method":"ping"}`, -32600, nil},
+		{"bool id", `{"jsonrpc":"2.0","id":true,"method":"ping"}`, -32600, nil},
+		{"wrong version", `{"jsonrpc":"1.0","id":8,"method":"ping"}`, -32600, float64(8)},
+		{"method not a string", `{"jsonrpc":"2.0","id":9,"method":42}`, -32600, float64(9)},
+		{"nul bytes", "\x00\x00\x00\x00", -32700, nil},
+		{"nul inside a request", "{\"jsonrpc\":\"2.0\",\"id\":10,\"method\":\"ping\x00\"}", -32700, nil},
+		{"two values on a line", `{"jsonrpc":"2.0","id":11,"method":"ping"} {"x":1}`, -32700, nil},
+		{"deep nesting", strings.Repeat("[", 200000) + strings.Repeat("]", 200000), -32700, nil},
+		{"deep params", `{"jsonrpc":"2.0","id":12,"method":"tools/call","params":{"name":"rally_room","arguments":{"full":` +
+			strings.Repeat(`{"a":`, 20000) + "1" + strings.Repeat("}", 20000) + "}}}", -32700, nil},
+		// Well-formed JSON-RPC that the SDK answers (or ignores) itself.
+		{"unknown method", `{"jsonrpc":"2.0","id":14,"method":"no/such"}`, -32601, float64(14)},
+		{"params not an object", `{"jsonrpc":"2.0","id":15,"method":"tools/call","params":[1]}`, -32602, float64(15)},
+		{"unsolicited response", `{"jsonrpc":"2.0","id":99,"result":{}}`, 0, nil},
+		{"unknown tool", `{"jsonrpc":"2.0","id":16,"method":"tools/call","params":{"name":"rally_nope"}}`, -32602, float64(16)},
+		{"50 MB line", `{"jsonrpc":"2.0","id":13,"method":"ping","params":{"x":"` + strings.Repeat("A", 50<<20) + `"}}`, -32600, nil},
+	}
 }
 
 // TestMCPMalformedInput drives the real server over pipes: every malformed
@@ -116,7 +122,7 @@ func TestMCPMalformedInput(t *testing.T) {
 	}
 	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
-	for _, c := range malformedLines {
+	for _, c := range malformedLines() {
 		send(c.line)
 		if c.want == 0 {
 			continue
