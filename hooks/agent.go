@@ -265,15 +265,45 @@ func (a *agentRun) promptSubmit() Answer {
 			fresh = append(fresh, it)
 		}
 	}
-	if len(fresh) == 0 {
+	risks := overlapsFor(st, a.me.Tool, seen)
+	if len(fresh) == 0 && len(risks) == 0 {
 		return a.quiet()
 	}
 	var ids []string
 	for _, it := range fresh {
 		ids = append(ids, it.Fact.ID)
 	}
+	for _, r := range risks {
+		ids = append(ids, r.ID)
+	}
 	a.markShown(st, ids)
-	return a.answer(a.host.context(a.host.prompt, inboxText(a.me, fresh)))
+	text := ""
+	if len(fresh) > 0 {
+		text = inboxText(a.me, fresh)
+	}
+	if len(risks) > 0 {
+		text += overlapText(a.me, risks)
+	}
+	return a.answer(a.host.context(a.host.prompt, text))
+}
+
+// overlapsFor are the open overlap-detected risks that name tool as an
+// owner and that it has not been shown, oldest first.
+func overlapsFor(st *facts.State, tool string, seen map[string]bool) []*facts.Fact {
+	var out []*facts.Fact
+	for _, r := range st.Risks {
+		if seen[r.ID] || st.Retraction[r.ID] != "" {
+			continue
+		}
+		for _, o := range facts.OverlapOwners(r) {
+			if o == tool {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	facts.SortFacts(out)
+	return out
 }
 
 // markShown adds ids to what the agent has seen, forgetting handoffs that
@@ -287,6 +317,11 @@ func (a *agentRun) markShown(st *facts.State, ids []string) {
 	for _, it := range st.Inbox([]string{a.me.Tool}, a.inv.Now) {
 		if seen[it.Fact.ID] {
 			keep = append(keep, it.Fact.ID)
+		}
+	}
+	for id, r := range st.Risks {
+		if seen[id] && facts.OverlapOwners(r) != nil {
+			keep = append(keep, id)
 		}
 	}
 	if err := saveShown(a.repo, a.me, keep); err != nil {

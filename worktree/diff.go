@@ -1,0 +1,160 @@
+package worktree
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// MaxDiffBytes caps the diff text a BranchDiff carries; the file list is
+// always complete.
+const MaxDiffBytes = 1 << 20
+
+// FileChange is one file a branch changes: lines added and removed
+// (Binary: git counts no lines).
+type FileChange struct {
+	Path           string
+	Added, Removed int
+	Binary         bool
+}
+
+// BranchDiff is what one agent branch changes against its base, and the
+// conflicts predicted with every other live branch (SPEC §16).
+type BranchDiff struct {
+	Branch, Base, BaseHead string
+	Revision               string // the branch's commit: what a review reviews
+	Files                  []FileChange
+	Diff                   string
+	Truncated              bool   // Diff stops at MaxDiffBytes
+	Conflicts              []Pair // A is Branch
+}
+
+// BranchHead is one branch under refs/heads/rally/ and its commit.
+type BranchHead struct{ Branch, Head string }
+
+// RallyBranches lists the rally/* branches and their commits, with one
+// git process.
+func (r *Repo) RallyBranches() ([]BranchHead, error) {
+	out, err := r.git("for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads/"+BranchPrefix)
+	if err != nil {
+		return nil, err
+	}
+	var bs []BranchHead
+	for _, line := range strings.Split(out, "\n") {
+		ref, head, ok := strings.Cut(line, "\x00")
+		if ok {
+			bs = append(bs, BranchHead{strings.TrimPrefix(ref, "refs/heads/"), head})
+		}
+	}
+	return bs, nil
+}
+
+// ConflictsWith predicts merging head (the commit of branch) with every
+// other branch in others that live accepts (nil: all), with one
+// merge-tree process, read-only as Plan is: the trees it writes go to a
+// throw-away object directory. Only the predicted conflicts are returned,
+// files sorted.
+func (r *Repo) ConflictsWith(branch, head string, others []BranchHead, live func(branch string) bool) ([]Pair, error) {
+	var ms []merge
+	var with []string
+	for _, o := range others {
+		if o.Branch == branch || o.Head == head || (live != nil && !live(o.Branch)) {
+			continue
+		}
+		ms = append(ms, merge{head, o.Head})
+		with = append(with, o.Branch)
+	}
+	res, err := r.predictMerges(ms)
+	if err != nil {
+		return nil, err
+	}
+	var out []Pair
+	for i, m := range res {
+		if !m.Clean {
+			out = append(out, Pair{A: branch, B: with[i], Files: sortedSet(m.Conflicts)})
+		}
+	}
+	return out, nil
+}
+
+// Diff reports what branch (a rally/* branch) changes since its merge base
+// with base ("" = DefaultBase): the files with lines added and removed and
+// the diff itself, in one git process, and the conflicts predicted with
+// every other rally/* branch live accepts. It changes nothing.
+func (r *Repo) Diff(branch, base string, live func(branch string) bool) (*BranchDiff, error) {
+	if !strings.HasPrefix(branch, BranchPrefix) || CheckName(strings.TrimPrefix(branch, BranchPrefix)) != nil {
+		return nil, &facts.UsageError{Msg: fmt.Sprintf("branch %q is not an agent branch (rally/<name>)", branch), Hint: "git rally worktree list"}
+	}
+	all, err := r.RallyBranches()
+	if err != nil {
+		return nil, err
+	}
+	d := &BranchDiff{Branch: branch, Base: base}
+	for _, b := range all {
+		if b.Branch == branch {
+			d.Revision = b.Head
+		}
+	}
+	if d.Revision == "" {
+		return nil, &facts.UsageError{Msg: fmt.Sprintf("no branch %s", branch), Hint: "git rally worktree list"}
+	}
+	if d.Base == "" {
+		if d.Base, err = r.DefaultBase(); err != nil {
+			return nil, err
+		}
+	}
+	if d.BaseHead, err = r.Commit(d.Base); err != nil {
+		return nil, err
+	}
+	args := []string{"diff", "--no-color", "--no-ext-diff", "--no-renames", "--numstat", "-z", "-p"}
+	out, err := r.git(append(args, d.BaseHead+"..."+d.Revision, "--")...)
+	if err != nil {
+		var ge *refs.GitError
+		if !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "merge base") {
+			return nil, err
+		}
+		if out, err = r.git(append(args, emptyTree, d.Revision, "--")...); err != nil {
+			return nil, err
+		}
+	}
+	d.Files, d.Diff = parseNumstatPatch(out)
+	if len(d.Diff) > MaxDiffBytes {
+		cut := strings.LastIndexByte(d.Diff[:MaxDiffBytes], '\n')
+		d.Diff, d.Truncated = d.Diff[:cut+1], true
+	}
+	if d.Conflicts, err = r.ConflictsWith(branch, d.Revision, all, live); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// parseNumstatPatch splits `git diff --numstat -z -p`: NUL-ended
+// "added<TAB>removed<TAB>path" records, an empty record, then the patch.
+func parseNumstatPatch(out string) ([]FileChange, string) {
+	var files []FileChange
+	for out != "" {
+		if out[0] == 0 {
+			return files, out[1:]
+		}
+		rec, rest, ok := strings.Cut(out, "\x00")
+		if !ok {
+			break
+		}
+		out = rest
+		a, tail, _ := strings.Cut(rec, "\t")
+		rm, path, _ := strings.Cut(tail, "\t")
+		fc := FileChange{Path: path}
+		if a == "-" && rm == "-" {
+			fc.Binary = true
+		} else {
+			fc.Added, _ = strconv.Atoi(a)
+			fc.Removed, _ = strconv.Atoi(rm)
+		}
+		files = append(files, fc)
+	}
+	return files, out
+}
