@@ -31,6 +31,7 @@ var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
 		"join":  strings.Join,
 		"short": shortID,
+		"words": func(s string) string { return strings.ReplaceAll(s, "-", " ") },
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
@@ -41,6 +42,9 @@ type roomData struct {
 	Peers []struct {
 		Tool, Session, State string
 		LastSeen             string `json:"last_seen"`
+		// What the peer is doing (SPEC §13), when known.
+		Activity      string `json:"activity"`
+		ActivitySince string `json:"activity_since"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
@@ -52,7 +56,7 @@ type roomData struct {
 	Blockers  []noteData `json:"blockers"`
 	Risks     []noteData `json:"risks"`
 	Worktrees []struct {
-		Name, Path, Branch, Tool, Session string
+		Name, Path, Branch, Tool, Session, Status string
 	} `json:"worktrees"`
 	Plans []struct {
 		Plan, Lead string
@@ -63,6 +67,7 @@ type roomData struct {
 	} `json:"plans"`
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
+		Activity                              string `json:"activity"`
 	} `json:"sessions"`
 	Totals struct {
 		Facts     int            `json:"facts"`
@@ -114,6 +119,8 @@ type noteData struct {
 // factData is one line of log --json (keys per SPEC §2).
 type factData struct {
 	ID, Kind, Tool, Session, At, Ref, Target, Subject, Reason, Severity, Status string
+	Revision, Body                                                              string
+	Files                                                                       []string `json:"files"`
 	Clock                                                                       int64    `json:"clock"`
 	Scopes                                                                      []string `json:"scopes"`
 	Commit                                                                      string   `json:"-"`
@@ -122,20 +129,29 @@ type factData struct {
 
 type page struct {
 	View, Token, Head, Error string
-	Now                      string
-	Room                     *roomData
-	Facts                    []factData
-	Kinds, Tools             []string
-	Kind, Tool               string
-	Plan                     any
-	Boards                   []*boardData
-	Unavailable              bool
+	// The review: the identity comments are sent as ("" read-only, and
+	// why), the anti-forgery token, one card per agent's work.
+	Author, ReadOnlyWhy, CSRF string
+	Work                      []*card
+	NeedsInput                []*card
+	Now                       string
+	Room                      *roomData
+	Facts                     []factData
+	Kinds, Tools              []string
+	Kind, Tool                string
+	Plan                      any
+	Boards                    []*boardData
+	Unavailable               bool
 }
 
 func (s *Server) page(view string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p := &page{View: view, Token: s.token, Now: s.now().UTC().Format(time.RFC3339)}
-		p.Head, _ = s.src.Head()
+		p := &page{View: view, Token: s.token, Now: s.now().UTC().Format(time.RFC3339),
+			Author: s.tool, ReadOnlyWhy: s.readOnlyWhy}
+		if s.tool != "" {
+			p.CSRF = s.csrf
+		}
+		p.Head = s.pageVersion()
 		if err := s.fill(p, r); err != nil {
 			p.Error = err.Error()
 		}
@@ -158,7 +174,16 @@ func (s *Server) fill(p *page, r *http.Request) error {
 	case "room":
 		room, err := s.room()
 		p.Room = room
-		return err
+		if err != nil {
+			return err
+		}
+		p.Work = s.work(room)
+		for _, c := range p.Work {
+			if c.Activity == "needs-input" {
+				p.NeedsInput = append(p.NeedsInput, c)
+			}
+		}
+		return nil
 	case "history":
 		return s.history(p, r)
 	case "worktrees":

@@ -3,6 +3,9 @@ package worktree
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -157,4 +160,26 @@ func parseNumstatPatch(out string) ([]FileChange, string) {
 		files = append(files, fc)
 	}
 	return files, out
+}
+
+// BranchStamp changes when a rally/* branch is made, moves or goes: the
+// loose refs under refs/heads/rally/ (names and contents) and the
+// packed-refs file's size and time. It starts no process, so a page can
+// ask it often.
+func (r *Repo) BranchStamp() string {
+	var b strings.Builder
+	root := filepath.Join(r.CommonDir, "refs", "heads", strings.TrimSuffix(BranchPrefix, "/"))
+	filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if c, err := os.ReadFile(p); err == nil {
+			b.WriteString(p[len(root):] + "=" + strings.TrimSpace(string(c)) + "\n")
+		}
+		return nil
+	})
+	if fi, err := os.Stat(filepath.Join(r.CommonDir, "packed-refs")); err == nil {
+		fmt.Fprintf(&b, "packed %d %d\n", fi.Size(), fi.ModTime().UnixNano())
+	}
+	return b.String()
 }

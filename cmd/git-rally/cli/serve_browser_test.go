@@ -158,7 +158,7 @@ func TestServeInBrowser(t *testing.T) {
 		{"wrong token", "GET", base + "/api/room?token=" + strings.Repeat("0", len(token)), "", nil, 403},
 		{"foreign Host", "GET", url, "rebind.example:80", nil, 403},
 		{"foreign Origin", "GET", url, "", map[string]string{"Origin": "http://evil.example"}, 403},
-		{"write", "POST", base + "/api/room?token=" + token, "", nil, 405},
+		{"write", "POST", base + "/api/room?token=" + token, "", nil, 403},
 		{"the page", "GET", url, "", nil, 200},
 		{"the room's JSON", "GET", base + "/api/room?token=" + token, "", nil, 200},
 		{"the plan's JSON", "GET", base + "/api/plan?token=" + token, "", nil, 200},
