@@ -158,12 +158,12 @@ func (c *termCache) setSessions(ss []string) {
 
 // read answers each live session's last lines, reading the terminals
 // again when the cache is older than termEvery.
-func (s *Server) readTerms() map[string][]string {
+func (s *Server) readTerms() (map[string][]string, int64) {
 	c := &s.terms
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.lines != nil && time.Since(c.at) < termEvery*9/10 {
-		return c.lines
+		return c.lines, c.at.UnixMilli()
 	}
 	c.lines, c.at = map[string][]string{}, time.Now()
 	for _, ss := range c.sessions {
@@ -171,18 +171,22 @@ func (s *Server) readTerms() map[string][]string {
 			c.lines[ss] = ls
 		}
 	}
-	return c.lines
+	return c.lines, c.at.UnixMilli()
 }
 
 // streamTerms writes a term event for each terminal whose lines changed
-// since this stream last sent them.
+// since this stream last sent them. Each carries the time the lines were
+// read (as the page's pre.term does in data-at), so the page keeps the
+// newer of a rendered terminal and a streamed one.
 func (s *Server) streamTerms(w io.Writer, sent map[string]string) {
-	for ss, ls := range s.readTerms() {
-		b, _ := json.Marshal(map[string]any{"session": ss, "lines": ls})
+	terms, at := s.readTerms()
+	for ss, ls := range terms {
+		b, _ := json.Marshal(ls)
 		if sent[ss] == string(b) {
 			continue
 		}
 		sent[ss] = string(b)
-		fmt.Fprintf(w, "event: term\ndata: %s\n\n", b)
+		ev, _ := json.Marshal(map[string]any{"session": ss, "lines": ls, "at": at})
+		fmt.Fprintf(w, "event: term\ndata: %s\n\n", ev)
 	}
 }

@@ -247,3 +247,38 @@ func TestEventsFollowTheBranches(t *testing.T) {
 		t.Errorf("after the branches moved: %q (first %q)", next, first)
 	}
 }
+
+// The terminals stream over the event stream, as JSON (no markup).
+func TestTermEvents(t *testing.T) {
+	_, base, _ := startReview(t, Options{Tool: "human:ana"})
+	get(t, base+"/?token=tok", nil, "") // the page: its live sessions
+	resp, err := http.Get(base + "/events?token=tok&terms=1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	buf := make([]byte, 8192)
+	got := ""
+	for i := 0; i < 3 && !strings.Contains(got, "event: term"); i++ {
+		n, _ := resp.Body.Read(buf)
+		got += string(buf[:n])
+	}
+	if !strings.Contains(got, `event: term`) || !strings.Contains(got, `\u003cb\u003ebold?`) || !strings.Contains(got, `"at":`) {
+		t.Errorf("no term event: %q", got)
+	}
+}
+
+func TestWorktreePaths(t *testing.T) {
+	for in, want := range map[string]string{
+		"run aider as aider:api-01 in /tmp/x/shop/.rally/worktrees/aider-api-01 -> t": "run aider as aider:api-01 in .rally/worktrees/aider-api-01 -> t",
+		"/a/.rally/worktrees/x and /b/.rally/worktrees/y":                             ".rally/worktrees/x and .rally/worktrees/y",
+		"no path here": "no path here",
+	} {
+		if got := worktreePathsIn(in); got != want {
+			t.Errorf("%q: %q, want %q", in, got, want)
+		}
+	}
+	if got := worktreePath("/r/.rally/worktrees/a"); got != ".rally/worktrees/a" {
+		t.Errorf("worktreePath: %q", got)
+	}
+}

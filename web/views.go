@@ -32,6 +32,8 @@ var templates = sync.OnceValue(func() *template.Template {
 		"join":  strings.Join,
 		"short": shortID,
 		"words": func(s string) string { return strings.ReplaceAll(s, "-", " ") },
+		"wt":    worktreePath,
+		"wtin":  worktreePathsIn,
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
@@ -193,6 +195,7 @@ func (s *Server) fill(p *page, r *http.Request) error {
 		}
 		var v map[string]any
 		err = json.Unmarshal(b, &v)
+		relativePlan(v)
 		p.Plan = v
 		return err
 	case "plans":
@@ -325,6 +328,54 @@ func (s *Server) history(p *page, r *http.Request) error {
 	sort.Strings(p.Kinds)
 	sort.Strings(p.Tools)
 	return nil
+}
+
+// rallyWorktrees is where rally makes agent worktrees in the main checkout.
+const rallyWorktrees = "/.rally/worktrees/"
+
+// worktreePath shows a rally worktree from the main checkout
+// (.rally/worktrees/<name>), as a person there would type it; any other
+// path as it is.
+func worktreePath(p string) string {
+	if i := strings.LastIndex(p, rallyWorktrees); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// worktreePathsIn shows every rally worktree path in a text (a session's
+// subject) from the main checkout.
+func worktreePathsIn(s string) string {
+	for i := strings.Index(s, rallyWorktrees); i >= 0; i = strings.Index(s, rallyWorktrees) {
+		start := strings.LastIndexAny(s[:i], " \t\n") + 1
+		s = s[:start] + s[i+1:]
+	}
+	return s
+}
+
+// relativePlan shows the worktree plan's paths and commands from the main
+// checkout: the prefix every rally worktree shares is dropped.
+func relativePlan(v map[string]any) {
+	rows, _ := v["branches"].([]any)
+	root := ""
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		if p, _ := row["path"].(string); strings.Contains(p, rallyWorktrees) {
+			root = p[:strings.LastIndex(p, rallyWorktrees)+1]
+			break
+		}
+	}
+	if root == "" {
+		return
+	}
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		for _, k := range []string{"path", "next_command"} {
+			if s, ok := row[k].(string); ok {
+				row[k] = strings.ReplaceAll(s, root, "")
+			}
+		}
+	}
 }
 
 func shortID(s string) string {

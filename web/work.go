@@ -33,6 +33,7 @@ type card struct {
 	Activity, ActivitySince             string
 	Live                                bool // a managed session whose terminal runs
 	Term                                []string
+	TermAt                              int64 // when Term was read (Unix ms)
 	Diff                                *diffData
 	DiffError                           string
 	Files                               []*diffFile
@@ -260,8 +261,9 @@ func (s *Server) work(room *roomData) []*card {
 	}
 	s.terms.setSessions(live)
 	var terms map[string][]string
+	var termAt int64
 	if len(live) > 0 {
-		terms = s.readTerms()
+		terms, termAt = s.readTerms()
 	}
 	acts := map[string]int{}
 	for i, p := range room.Peers {
@@ -276,7 +278,7 @@ func (s *Server) work(room *roomData) []*card {
 			}
 			c.ActivitySince = p.ActivitySince
 		}
-		c.Term = terms[c.Session]
+		c.Term, c.TermAt = terms[c.Session], termAt
 		if c.Branch == "" {
 			continue
 		}

@@ -64,6 +64,7 @@
         // The server rendered this with html/template: every peer text is escaped.
         main().outerHTML = html;
         clock(); bars();
+        if (typeof showTerms === "function") showTerms();
       })
       .catch(function () { live.textContent = "reload failed"; })
       .finally(function () { loading = false; if (again) { again = false; reload(); } });
@@ -144,12 +145,24 @@
   });
 
   var es = new EventSource("/events?token=" + encodeURIComponent(token) + (document.querySelector("pre.term") ? "&terms=1" : ""));
+  // The newest lines of each terminal: a streamed update, or the page's
+  // own when an update re-rendered it with newer ones.
+  var terms = {};
+  function showTerms() {
+    if (!terms) return;
+    document.querySelectorAll("pre.term").forEach(function (p) {
+      var t = terms[p.dataset.term];
+      if (t && t.at >= Number(p.dataset.at || 0)) {
+        p.firstElementChild.textContent = (t.lines || []).join("\n");
+        p.dataset.at = t.at;
+      }
+    });
+  }
   es.addEventListener("term", function (ev) {
     var t;
     try { t = JSON.parse(ev.data); } catch (e) { return; }
-    document.querySelectorAll("pre.term").forEach(function (p) {
-      if (p.dataset.term === t.session) p.textContent = (t.lines || []).join("\n");
-    });
+    terms[t.session] = t;
+    showTerms();
   });
   es.addEventListener("open", function () { live.textContent = "live"; live.className = "live on"; });
   es.addEventListener("error", function () { live.textContent = "reconnecting"; live.className = "live"; });

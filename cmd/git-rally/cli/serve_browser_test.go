@@ -59,10 +59,6 @@ func TestServeInBrowser(t *testing.T) {
 		t.Skip("SKIP: the browser test is slow; run it without -short")
 	}
 	browser := chromium(t)
-	docs, err := filepath.Abs(filepath.Join("..", "..", "..", "docs"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	repo := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=T", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "start"}} {
 		if out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).CombinedOutput(); err != nil {
@@ -199,13 +195,10 @@ func TestServeInBrowser(t *testing.T) {
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
+		// Kept beside the test only: this room holds test payloads. The
+		// docs' screenshots come from TestServeReviewInBrowser's room.
 		if err := os.WriteFile(filepath.Join(shots, name), png, 0o666); err != nil {
 			t.Fatal(err)
-		}
-		if *updateScreenshots {
-			if err := os.WriteFile(filepath.Join(docs, name), png, 0o666); err != nil {
-				t.Fatal(err)
-			}
 		}
 	}
 	text := func(sel string) string {
@@ -262,7 +255,7 @@ func TestServeInBrowser(t *testing.T) {
 	id := firstField(rallyT(t, "claim", "port:8080", "--tool", "codex:verify-1", "--subject", "dev server"))
 	landed := time.Now()
 	wctx, wcancel := context.WithTimeout(bctx, 2*time.Second)
-	err = chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+id+`"]`)))
+	err := chromedp.Do(wctx, chromedp.WaitVisible(chromedp.CSS(`tr[data-id="`+id+`"]`)))
 	wcancel()
 	if err != nil {
 		t.Fatalf("the new claim %s did not appear within 2 s: %v", id, err)
