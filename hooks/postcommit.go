@@ -41,8 +41,9 @@ func InstallPostCommit(r *worktree.Repo) (Result, error) { return installGitHook
 // (git merge-tree into a throw-away object directory), the merge of the new
 // commit with every other live rally/* branch, and records one
 // overlap-detected risk per pair of branches and set of files that no open
-// risk records yet. Two git processes whatever the number of branches
-// (for-each-ref, one merge-tree); a commit on any other branch costs none.
+// risk records yet. One git process whatever the number of branches (one
+// merge-tree; the branches are read from git's ref files); a commit on any
+// other branch starts none.
 // It never fails the commit.
 func postCommit(inv Invocation) Answer {
 	var errb strings.Builder

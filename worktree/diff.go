@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -39,9 +40,14 @@ type BranchDiff struct {
 // BranchHead is one branch under refs/heads/rally/ and its commit.
 type BranchHead struct{ Branch, Head string }
 
-// RallyBranches lists the rally/* branches and their commits, with one
-// git process.
+// RallyBranches lists the rally/* branches and their commits, sorted by
+// name. It reads git's ref files itself (a commit's hook runs it: a
+// process less); a repository whose refs it cannot read that way (reftable,
+// a symbolic ref) is asked with one git process.
 func (r *Repo) RallyBranches() ([]BranchHead, error) {
+	if bs, ok := r.readRallyRefs(); ok {
+		return bs, nil
+	}
 	out, err := r.git("for-each-ref", "--format=%(refname)%00%(objectname)", "refs/heads/"+BranchPrefix)
 	if err != nil {
 		return nil, err
@@ -54,6 +60,73 @@ func (r *Repo) RallyBranches() ([]BranchHead, error) {
 		}
 	}
 	return bs, nil
+}
+
+// readRallyRefs reads refs/heads/rally/* from the loose ref files and
+// packed-refs, as git does (a loose ref wins over its packed entry); ok is
+// false when the repository keeps refs otherwise or a ref is not a plain
+// object id.
+func (r *Repo) readRallyRefs() (bs []BranchHead, ok bool) {
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "reftable")); err == nil {
+		return nil, false
+	}
+	heads := map[string]string{}
+	prefix := "refs/heads/" + BranchPrefix
+	if b, err := os.ReadFile(filepath.Join(r.CommonDir, "packed-refs")); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			id, ref, found := strings.Cut(line, " ")
+			if found && strings.HasPrefix(ref, prefix) && isObjectID(id) {
+				heads[ref] = id
+			}
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	root := filepath.Join(r.CommonDir, filepath.FromSlash(prefix))
+	bad := false
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) && p == root {
+				return nil
+			}
+			return err
+		}
+		if d.IsDir() || strings.HasSuffix(p, ".lock") {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		id := strings.TrimSpace(string(b))
+		if !isObjectID(id) {
+			bad = true
+			return fs.SkipAll
+		}
+		rel, _ := filepath.Rel(root, p)
+		heads[prefix+filepath.ToSlash(rel)] = id
+		return nil
+	})
+	if err != nil || bad {
+		return nil, false
+	}
+	for ref, id := range heads {
+		bs = append(bs, BranchHead{strings.TrimPrefix(ref, "refs/heads/"), id})
+	}
+	sort.Slice(bs, func(i, j int) bool { return bs[i].Branch < bs[j].Branch })
+	return bs, true
+}
+
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // ConflictsWith predicts merging head (the commit of branch) with every

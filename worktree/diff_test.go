@@ -76,3 +76,31 @@ func TestBranchDiff(t *testing.T) {
 		}
 	}
 }
+
+// RallyBranches reads the ref files as git would: loose refs, packed refs,
+// a loose ref over its packed entry; the same answer as for-each-ref.
+func TestRallyBranchesReadsRefFiles(t *testing.T) {
+	r := testRepo(t)
+	for _, n := range []string{"a", "b", "deep/c"} {
+		mustGit(t, r.WorkTree, "branch", "rally/"+n)
+	}
+	mustGit(t, r.WorkTree, "pack-refs", "--all")
+	writeFile(t, r.WorkTree+"/x", "x\n")
+	mustGit(t, r.WorkTree, "add", "x")
+	mustGit(t, r.WorkTree, "commit", "-q", "-m", "x")
+	mustGit(t, r.WorkTree, "branch", "-f", "rally/b")       // loose over packed
+	mustGit(t, r.WorkTree, "branch", "rally/d")             // loose only
+	mustGit(t, r.WorkTree, "branch", "rallyx/not-an-agent") // not under rally/
+	got, ok := r.readRallyRefs()
+	if !ok {
+		t.Fatal("the ref files were not read")
+	}
+	var want []BranchHead
+	for _, line := range strings.Split(mustGit(t, r.WorkTree, "for-each-ref", "--format=%(refname:short) %(objectname)", "refs/heads/rally/"), "\n") {
+		b, h, _ := strings.Cut(line, " ")
+		want = append(want, BranchHead{b, h})
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("read %v, git says %v", got, want)
+	}
+}
