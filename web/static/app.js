@@ -120,7 +120,9 @@
           if (!res.ok) throw new Error((res.j.error && res.j.error.message) || "refused");
           var id = res.j.facts && res.j.facts[0] && res.j.facts[0].id;
           ta.value = "";
-          out.textContent = "sent as handoff " + (id || "") + (res.j.delivery ? " and delivered" : "");
+          var d = res.j.delivery;
+          out.textContent = "sent as handoff " + (id || "") + (d && d.queued ? "; queued until the agent is at its prompt" + (d.why ? " (" + d.why + ")" : "") :
+            d ? " and delivered to its terminal" : res.j.delivery_error ? "; not delivered: " + res.j.delivery_error : "");
           f.classList.add("sent");
           reload();
         })
