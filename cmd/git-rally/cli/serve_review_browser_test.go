@@ -192,9 +192,13 @@ export function routes(app) {
 			}
 		}
 	}
+	// text reads an element's text in one evaluation: the page replaces
+	// its main part when the ledger moves, so a node found in one call may
+	// be gone in the next.
 	text := func(sel string) string {
 		t.Helper()
-		s, err := chromedp.Run(bctx, chromedp.Text(chromedp.CSS(sel)))
+		q, _ := json.Marshal(sel)
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](fmt.Sprintf(`(document.querySelector(%s) || {innerText: "<no %s>"}).innerText`, q, strings.Trim(string(q), `"`))))
 		if err != nil {
 			t.Fatalf("text of %s: %v", sel, err)
 		}
