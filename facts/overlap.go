@@ -121,3 +121,18 @@ func overlapRisk(o BranchOverlap) *Fact {
 	}
 	return f
 }
+
+// BranchOwners maps each branch a session fact records to the session's
+// tool, and marks the branches whose session was stopped or removed: they
+// are not live.
+func BranchOwners(st *State) (owner map[string]string, stopped map[string]bool) {
+	owner, stopped = map[string]string{}, map[string]bool{}
+	for _, s := range st.Sessions {
+		if s.Branch == "" {
+			continue
+		}
+		owner[s.Branch] = s.Tool
+		stopped[s.Branch] = s.Status == "stopped" || s.Status == "removed"
+	}
+	return owner, stopped
+}

@@ -72,7 +72,7 @@ func postCommit(inv Invocation) Answer {
 		warn("merge with the other agents' branches not predicted: %v", err)
 		return done()
 	}
-	owner, stopped := branchOwners(st)
+	owner, stopped := facts.BranchOwners(st)
 	all, err := r.RallyBranches()
 	if err != nil {
 		warn("merge with the other agents' branches not predicted: %v", err)
@@ -138,21 +138,6 @@ func headBranch(gitDir string) string {
 		return ""
 	}
 	return name
-}
-
-// branchOwners maps each branch a session fact records to the session's
-// tool, and marks the branches whose session was stopped or removed: they
-// are not live.
-func branchOwners(st *facts.State) (owner map[string]string, stopped map[string]bool) {
-	owner, stopped = map[string]string{}, map[string]bool{}
-	for _, s := range st.Sessions {
-		if s.Branch == "" {
-			continue
-		}
-		owner[s.Branch] = s.Tool
-		stopped[s.Branch] = s.Status == "stopped" || s.Status == "removed"
-	}
-	return owner, stopped
 }
 
 // InstallInWorktree installs the post-commit hook where git runs hooks for

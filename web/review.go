@@ -80,6 +80,7 @@ type versionWatcher struct {
 	ledger   Watcher
 	head     func() (string, error) // the ledger's head at the start
 	branches func() (string, error)
+	moved    func() // nil, or told (in its own goroutine) when the branches moved
 	interval time.Duration
 }
 
@@ -99,6 +100,9 @@ func (v *versionWatcher) Changes(ctx context.Context) <-chan string {
 		heads := v.ledger.Changes(ctx)
 		head, _ := v.head()
 		stamp := stampOf(v.branches)
+		if v.moved != nil {
+			go v.moved()
+		}
 		t := time.NewTicker(v.interval)
 		defer t.Stop()
 		for {
@@ -116,6 +120,9 @@ func (v *versionWatcher) Changes(ctx context.Context) <-chan string {
 					continue
 				}
 				stamp = st
+				if v.moved != nil {
+					go v.moved()
+				}
 			}
 			select {
 			case out <- version(head, stamp):

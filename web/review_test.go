@@ -23,6 +23,19 @@ type reviewSource struct {
 	lines  []string
 	hlog   string // log --kind handoff
 	answer string // log --kind receipt
+	moved  int    // BranchesMoved calls
+}
+
+func (r *reviewSource) BranchesMoved() {
+	r.mu.Lock()
+	r.moved++
+	r.mu.Unlock()
+}
+
+func (r *reviewSource) movedCalls() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.moved
 }
 
 func (r *reviewSource) Diff(branch string) ([]byte, error) { return []byte(r.diff), nil }
@@ -243,6 +256,13 @@ func TestEventsFollowTheBranches(t *testing.T) {
 	src.stamp = "s2"
 	src.mu.Unlock()
 	n, _ = resp.Body.Read(buf)
+	// The source was told at the start and when the branches moved.
+	for i := 0; i < 100 && src.movedCalls() < 2; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if m := src.movedCalls(); m != 2 {
+		t.Errorf("BranchesMoved called %d times, want 2 (the start, the move)", m)
+	}
 	if next := string(buf[:n]); !strings.Contains(next, "event: head") || !strings.Contains(next, "data: h1.") || strings.Contains(first, strings.TrimPrefix(next, "event: head\n")) {
 		t.Errorf("after the branches moved: %q (first %q)", next, first)
 	}

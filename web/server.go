@@ -97,7 +97,11 @@ func New(ln net.Listener, o Options) (*Server, error) {
 	}
 	w := o.Watcher
 	if s.rev != nil && w != nil {
-		w = &versionWatcher{ledger: w, head: o.Source.Head, branches: s.rev.Branches, interval: 250 * time.Millisecond}
+		vw := &versionWatcher{ledger: w, head: o.Source.Head, branches: s.rev.Branches, interval: 250 * time.Millisecond}
+		if m, ok := s.rev.(webapi.BranchMover); ok {
+			vw.moved = m.BranchesMoved
+		}
+		w = vw
 	}
 	s.hub = newHub(w)
 	return s, nil

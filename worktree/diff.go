@@ -157,6 +157,40 @@ func (r *Repo) ConflictsWith(branch, head string, others []BranchHead, live func
 	return out, nil
 }
 
+// ConflictsAmong predicts the merge of every pair of the branches live
+// accepts, with one merge-tree process: what a watcher of the branches
+// checks when one moved without a hook to tell (serve). Only the predicted
+// conflicts are returned, A before B by name.
+func (r *Repo) ConflictsAmong(bs []BranchHead, live func(branch string) bool) ([]Pair, error) {
+	var in []BranchHead
+	for _, b := range bs {
+		if live == nil || live(b.Branch) {
+			in = append(in, b)
+		}
+	}
+	var ms []merge
+	var pairs [][2]string
+	for i := range in {
+		for j := i + 1; j < len(in); j++ {
+			if in[i].Head != in[j].Head {
+				ms = append(ms, merge{in[i].Head, in[j].Head})
+				pairs = append(pairs, [2]string{in[i].Branch, in[j].Branch})
+			}
+		}
+	}
+	res, err := r.predictMerges(ms)
+	if err != nil {
+		return nil, err
+	}
+	var out []Pair
+	for k, m := range res {
+		if !m.Clean {
+			out = append(out, Pair{A: pairs[k][0], B: pairs[k][1], Files: sortedSet(m.Conflicts)})
+		}
+	}
+	return out, nil
+}
+
 // Diff reports what branch (a rally/* branch) changes since its merge base
 // with base ("" = DefaultBase): the files with lines added and removed and
 // the diff itself, in one git process, and the conflicts predicted with

@@ -61,6 +61,13 @@ type Reviewer interface {
 	Handoff(h HandoffRequest) ([]byte, error)
 }
 
+// BranchMover is a Reviewer told when the rally/* branches moved (and
+// once at the start): serve predicts their merges then, for commits made
+// without rally's post-commit hook.
+type BranchMover interface {
+	BranchesMoved()
+}
+
 // HandoffRequest is POST /api/handoff: the handoff command's fields.
 type HandoffRequest struct {
 	Target   string   `json:"target"`

@@ -83,7 +83,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	if err != nil {
 		return err
 	}
-	src := &serveSource{ledger: l}
+	src := &serveSource{ledger: l, predict: !opts.readOnly}
 	if src.repo, err = f.Repo(); err != nil {
 		ln.Close()
 		return err
@@ -155,6 +155,11 @@ type serveSource struct {
 	ledger *facts.Ledger
 	repo   *worktree.Repo
 	tool   string // reviews are sent as this identity
+
+	// predict: record the conflicts between agent branches serve sees
+	// move (not with --read-only); pmu runs one prediction at a time.
+	predict bool
+	pmu     sync.Mutex
 }
 
 func (s *serveSource) run(args ...string) ([]byte, error) {
@@ -221,13 +226,7 @@ func (s *serveSource) Diff(branch string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	owner, stopped := map[string]string{}, map[string]bool{}
-	for _, f := range st.Sessions {
-		if f.Branch != "" {
-			owner[f.Branch] = f.Tool
-			stopped[f.Branch] = f.Status == "stopped" || f.Status == "removed"
-		}
-	}
+	owner, stopped := facts.BranchOwners(st)
 	d, err := s.repo.Diff(branch, "", func(b string) bool { return !stopped[b] })
 	var ue *facts.UsageError
 	if errors.As(err, &ue) {
@@ -269,6 +268,40 @@ func (s *serveSource) Diff(branch string) ([]byte, error) {
 }
 
 func (s *serveSource) Branches() (string, error) { return s.repo.BranchStamp(), nil }
+
+// BranchesMoved predicts, read-only, the merge of every pair of live agent
+// branches and records each new conflict as the post-commit hook does
+// (SPEC §16: serve seeing a branch move), for commits made where rally's
+// hook did not run. A conflict recorded already writes nothing.
+func (s *serveSource) BranchesMoved() {
+	if !s.predict {
+		return
+	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.hmu.Lock()
+	st, err := s.ledger.Read()
+	s.hmu.Unlock()
+	if err != nil {
+		return
+	}
+	owner, stopped := facts.BranchOwners(st)
+	bs, err := s.repo.RallyBranches()
+	if err != nil {
+		return
+	}
+	pairs, err := s.repo.ConflictsAmong(bs, func(b string) bool { return !stopped[b] })
+	if err != nil || len(pairs) == 0 {
+		return
+	}
+	ovs := make([]facts.BranchOverlap, len(pairs))
+	for i, p := range pairs {
+		ovs[i] = facts.BranchOverlap{A: p.A, B: p.B, OwnerA: owner[p.A], OwnerB: owner[p.B], Files: p.Files}
+	}
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	s.ledger.Append(facts.OverlapRisks(ovs))
+}
 
 func (s *serveSource) Capture(session string, lines int) ([]string, error) {
 	b, err := s.run("capture", "--json", "--lines="+strconv.Itoa(lines), "--", session)
