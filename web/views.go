@@ -70,6 +70,7 @@ type roomData struct {
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
 		Activity                              string `json:"activity"`
+		ActivitySince                         string `json:"activity_since"`
 	} `json:"sessions"`
 	Totals struct {
 		Facts     int            `json:"facts"`

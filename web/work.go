@@ -253,7 +253,7 @@ func (s *Server) work(room *roomData) []*card {
 			c = &card{Session: ss.Session}
 			cards = append(cards, c)
 		}
-		c.Tool, c.Agent, c.State, c.Activity = ss.Tool, ss.Agent, ss.State, ss.Activity
+		c.Tool, c.Agent, c.State, c.Activity, c.ActivitySince = ss.Tool, ss.Agent, ss.State, ss.Activity, ss.ActivitySince
 		if ss.State == "live" {
 			c.Live = true
 			live = append(live, ss.Session)
@@ -274,9 +274,8 @@ func (s *Server) work(room *roomData) []*card {
 		if i, ok := acts[c.Tool+"@"+c.Session]; ok {
 			p := room.Peers[i]
 			if c.Activity == "" {
-				c.Activity = p.Activity
+				c.Activity, c.ActivitySince = p.Activity, p.ActivitySince
 			}
-			c.ActivitySince = p.ActivitySince
 		}
 		c.Term, c.TermAt = terms[c.Session], termAt
 		if c.Branch == "" {
