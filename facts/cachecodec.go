@@ -399,11 +399,13 @@ func encHandoff(e *encoder, h *Handoff) {
 	e.str(h.Overdue)
 	e.str(h.Delivery)
 	e.str(h.Answerer)
+	e.fact(h.Rejection)
 }
 
 func decHandoff(d *decoder) *Handoff {
 	h := &Handoff{Fact: d.fact(), Answers: decodeMap(d, decStr)}
 	h.Expired, h.Overdue, h.Delivery, h.Answerer = d.str(), d.str(), d.str(), d.str()
+	h.Rejection = d.fact()
 	if h.Fact == nil {
 		d.fail() // every handoff has its fact
 	}

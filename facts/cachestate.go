@@ -40,6 +40,7 @@ func encodeState(e *encoder, st *State, cf *cacheFile) {
 	encodeMap(e, st.Retraction, encStr)
 	encodeMap(e, st.Contest, encStr)
 	encodeMap(e, st.Plans, encPlan)
+	e.fact(st.Lead)
 
 	e.int(int64(cf.Gen))
 	e.int(cf.MirrorLen)
@@ -74,6 +75,7 @@ func decodeState(d *decoder) (*State, *cacheFile) {
 	st.Artifacts = decodeMap(d, decArtifact)
 	st.Retraction, st.Contest = decodeMap(d, decStr), decodeMap(d, decStr)
 	st.Plans = decodeMap(d, decPlan)
+	st.Lead = d.fact()
 
 	cf := &cacheFile{Gen: int(d.int()), MirrorLen: d.int(), MirrorSum: uint32(d.uint())}
 	cf.HandoffsFile, cf.ClaimsFile, cf.ClaimsSum = d.str(), d.str(), uint32(d.uint())

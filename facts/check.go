@@ -13,6 +13,8 @@ const (
 	OwnClaim        = "own-claim"
 	Unclaimed       = "unclaimed"
 	AdvisoryClaim   = "advisory-claim"
+	RoomFreeze      = "room-freeze"      // the lead's unscoped blocker (§19)
+	UnscopedBlocker = "unscoped-blocker" // anyone else's
 
 	SevStop = "stop"
 	SevWarn = "warn"
@@ -50,7 +52,15 @@ func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckR
 // claim holds. Findings carry the path of a file scope, else the scope.
 func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult {
 	res := CheckResult{Allow: true}
-	blockers := sortedFacts(s.Blockers)
+	var blockers, unscoped []*Fact
+	for _, b := range sortedFacts(s.Blockers) {
+		if Unscoped(b) {
+			unscoped = append(unscoped, b)
+		} else {
+			blockers = append(blockers, b)
+		}
+	}
+	lead := s.LeadHolder()
 	for _, q := range asked {
 		p := q.String()
 		if q.Kind == "file" {
@@ -96,6 +106,22 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 			covered = true
 			res.add(Finding{Code: ActiveBlocker, Severity: SevStop, Path: p, Claim: b.ID, Owner: b.Owner(),
 				Message: fmt.Sprintf("blocker %s by %s on %s covers %s: %s; lift it with `git rally resolve %s`", b.ID, b.Owner(), held, p, b.Subject, b.ID)})
+		}
+		for _, b := range unscoped {
+			f := Finding{Path: p, Claim: b.ID, Owner: b.Owner()}
+			switch {
+			case b.Tool == lead && me.Tool != lead:
+				f.Code, f.Severity, f.Message = RoomFreeze, SevStop, freezeMessage(b, p)
+			case b.Tool == lead:
+				// SPEC §4: the lead's own freeze is, for the lead, an
+				// unscoped blocker (a warning), not a stop.
+				f.Code, f.Severity = UnscopedBlocker, SevWarn
+				f.Message = fmt.Sprintf("your blocker %s freezes the room for everyone else; lift it with `git rally resolve %s`", b.ID, b.ID)
+			default:
+				f.Code, f.Severity = UnscopedBlocker, SevWarn
+				f.Message = fmt.Sprintf("blocker %s by %s has no scope: %s (only the lead's unscoped blocker stops writes)", b.ID, b.Owner(), Sanitize(b.Subject, 200))
+			}
+			res.add(f)
 		}
 		if !covered {
 			res.add(Finding{Code: Unclaimed, Severity: SevInfo, Path: p, Message: "nobody claims " + p})

@@ -20,7 +20,6 @@ func TestAppendCostFlatInOpenClaims(t *testing.T) {
 	type cost struct {
 		claims, claimBytes int64
 		stateBytes         int
-		claimsFiles        []string
 	}
 	measure := func(open int) cost {
 		c, now := openClaimsClone(t, open)

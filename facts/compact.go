@@ -17,6 +17,7 @@ type Compact struct {
 	Paths    []string
 	Head     string
 	Clock    int64
+	Lead     string // the lead seat's holder, "" when empty
 	Claims   []ClaimView
 	Handoffs []HandoffView
 	Blockers []*Fact
@@ -36,7 +37,7 @@ const (
 // candidate selection; the caller's encoder decides the bytes.
 func (s *State) CompactRoom(me Owner, scopes []string, budget int, now time.Time, size func(*Compact) int) *Compact {
 	room := s.Room(now)
-	c := &Compact{Tool: me.Tool, Paths: scopes, Head: room.Head, Clock: room.Clock, Omitted: map[string]int{}}
+	c := &Compact{Tool: me.Tool, Paths: scopes, Head: room.Head, Clock: room.Clock, Lead: room.Lead, Omitted: map[string]int{}}
 	var onPath, own, others []ClaimView
 	for _, cl := range room.Claims {
 		switch {

@@ -32,12 +32,13 @@ const (
 	KindSession      = "session"
 	KindDelivery     = "delivery"
 	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead}
 
 // Access modes.
 const (
@@ -238,10 +239,13 @@ func parseFast(line []byte) (*Fact, bool) {
 	return f, true
 }
 
-// UsageError is bad input from the caller: exit 2, nothing written.
+// UsageError is bad input from the caller: exit 2, nothing written. It
+// is the one usage error type: the command line's too (cmdutil.UsageError).
+// Code, when set, is a stable kebab-case word for machines (no-identity).
 type UsageError struct {
 	Msg  string
 	Hint string
+	Code string
 }
 
 func (e *UsageError) Error() string { return e.Msg }
@@ -328,6 +332,8 @@ func (f *Fact) Summary() string {
 	var b strings.Builder
 	b.WriteString(f.Kind)
 	switch {
+	case f.Kind == KindReceipt && f.Status == Rejected:
+		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":

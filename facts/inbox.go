@@ -30,8 +30,8 @@ func (s *State) Inbox(tools []string, now time.Time) []InboxItem {
 				mine = true
 			}
 		}
-		if !mine {
-			continue
+		if !mine || h.Rejection != nil {
+			continue // a rejected handoff waits for its sender, not its target
 		}
 		v := s.handoffView(h, now)
 		out = append(out, InboxItem{Fact: h.Fact, State: v.State, Age: v.Age, Stale: v.Stale})
@@ -86,6 +86,14 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 		if h.Fact.Tool != tool {
 			continue
 		}
+		if r := h.Rejection; r != nil {
+			subj := Sanitize(oneLine(h.Fact.Subject, 80), 80)
+			p.add(Suggestion{Action: "reassign_handoff", Ref: h.Fact.ID, score: 92,
+				Reason: fmt.Sprintf("%s rejected %q: %s; hand it to someone else, or withdraw it (`git rally retract %s --reason withdrawn`)",
+					r.Tool, Sanitize(h.Fact.Subject, 120), Sanitize(r.Reason, 200), h.Fact.ID),
+				Command: fmt.Sprintf("git rally handoff --ref %s --target <tool> --subject %s%s", h.Fact.ID, shellQuote(subj), flag)})
+			continue
+		}
 		v := s.handoffView(h, now)
 		if !v.Overdue {
 			continue
@@ -134,6 +142,7 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 			Reason:  fmt.Sprintf("%s produced %q for you", a.Fact.Tool, Sanitize(a.Fact.Subject, 120)),
 			Command: "git rally show " + a.Fact.ID + " && git rally receipt " + a.Fact.ID + flag})
 	}
+	s.leadSuggestions(tool, flag, &p)
 	sort.SliceStable(p.Suggestions, func(i, j int) bool { return p.Suggestions[i].score > p.Suggestions[j].score })
 	if len(p.Suggestions) == 0 {
 		p.Suggestions = []Suggestion{{Action: "nothing", Reason: "nothing waits for you; claim what you start on",

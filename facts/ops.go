@@ -216,6 +216,32 @@ func Answer(f *Fact, target *Fact) AppendFunc {
 }
 
 func checkAnswer(st *State, f, target *Fact) error {
+	if f.Kind == KindReceipt && target.Kind != KindHandoff {
+		if a := st.Artifacts[target.ID]; f.Status != Rejected && target.Kind == KindArtifact && (target.Target == f.Tool || a != nil && a.For == f.Tool) {
+			return nil // reviewed: an artifact made for the caller
+		}
+		what := "a " + target.Kind
+		if target.Kind == KindArtifact {
+			what = "an artifact not waiting for your review"
+		}
+		return &UsageError{Msg: fmt.Sprintf("%s is %s; receipt answers a handoff addressed to you", target.ID, what),
+			Hint: "git rally inbox --tool " + f.Tool}
+	}
+	if f.Status == Rejected {
+		if f.Kind != KindReceipt {
+			return usagef("only a receipt rejects a handoff")
+		}
+		if strings.TrimSpace(f.Reason) == "" {
+			return &UsageError{Msg: "a rejection needs --reason <text>: the sender reads it to reassign or withdraw",
+				Hint: "git rally receipt " + target.ID + " --reject --reason \"...\""}
+		}
+		if target.Target == AllTarget {
+			return &UsageError{Msg: fmt.Sprintf("handoff %s is addressed to all; leave it to another peer instead of rejecting it", target.ID)}
+		}
+	}
+	if err := freezeLiftRefused(st, f, target); err != nil {
+		return err
+	}
 	if target.Kind == KindHandoff {
 		if f.Tool == target.Tool && f.Tool != target.Target {
 			return &RefusedError{Code: "own-handoff", Msg: fmt.Sprintf("%s sent handoff %s; the sender cannot %s its own handoff", f.Tool, target.ID, f.Kind),
@@ -256,7 +282,10 @@ func answerInEffect(st *State, f, target *Fact) error {
 		if h == nil {
 			return noChange("handoff %s is resolved already; nothing written", target.ID)
 		}
-		if f.Kind == KindReceipt && h.AnsweredBy() == f.Tool {
+		if h.Rejection != nil && f.Kind == KindReceipt {
+			return noChange("you rejected handoff %s already (%s); retract the rejection to take it back: git rally retract %s --reason \"...\"", target.ID, h.Rejection.ID, h.Rejection.ID)
+		}
+		if f.Kind == KindReceipt && h.AnsweredBy() == f.Tool && f.Status != Rejected {
 			return noChange("you acknowledged handoff %s already; resolve it when done: git rally resolve %s", target.ID, target.ID)
 		}
 	case KindBlocker:
@@ -265,7 +294,7 @@ func answerInEffect(st *State, f, target *Fact) error {
 		}
 	case KindRisk:
 		if f.Kind == KindResolve && st.Risks[target.ID] == nil {
-			return noChange("risk %s is not open (resolved, retracted, or older than the room keeps); nothing written", target.ID)
+			return noChange("risk %s is not open (resolved or retracted already); nothing written", target.ID)
 		}
 	}
 	return nil
@@ -276,6 +305,10 @@ func Retract(o Owner, target *Fact, reason string) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) {
 		if strings.TrimSpace(reason) == "" {
 			return nil, &UsageError{Msg: "retract needs --reason", Hint: "git rally retract " + target.ID + " --reason \"...\""}
+		}
+		if target.Kind == KindLead {
+			return nil, &UsageError{Msg: fmt.Sprintf("%s moved the lead seat; a lead fact is not retracted, the seat is moved", target.ID),
+				Hint: "git rally lead handoff --to <tool>, or git rally lead relinquish"}
 		}
 		if target.Tool != o.Tool {
 			return nil, &RefusedError{Code: "not-author", Msg: fmt.Sprintf("%s was written by %s, not %s; only the author may retract it", target.ID, target.Tool, o.Tool),

@@ -126,7 +126,7 @@ func (s *State) applyPlan(f *Fact) {
 	}
 	switch f.Kind {
 	case KindResolve:
-		if f.Tool == p.Lead() {
+		if f.Tool == p.Lead() || f.Tool == s.LeadHolder() { // the room's lead may close any plan (§19)
 			p.Closed = f
 		}
 	case KindArtifact:

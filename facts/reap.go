@@ -20,8 +20,9 @@ type ReapItem struct {
 }
 
 // ReapCandidates lists claims whose lease expired and whose owner has been
-// silent for the lease window (never an active owner's), and unresolved
-// handoffs older than HandoffExpiry that were not swept yet.
+// silent for the lease window (never an active owner's), unresolved
+// handoffs older than HandoffExpiry that were not swept yet, and a lead
+// silent more than LeadSilence.
 func (s *State) ReapCandidates(now time.Time) []ReapItem {
 	var out []ReapItem
 	for _, c := range s.ClaimViews(now) {
@@ -46,6 +47,9 @@ func (s *State) ReapCandidates(now time.Time) []ReapItem {
 		out = append(out, ReapItem{Kind: "handoff", ID: h.Fact.ID, Owner: h.Fact.Owner(), Target: h.Fact.Target,
 			Reason: "handoff-expired", Since: h.Fact.Time()})
 	}
+	if it := s.staleLead(now); it != nil {
+		out = append(out, *it)
+	}
 	return out
 }
 
@@ -63,6 +67,8 @@ func Reap() AppendFunc {
 				days := int(now.Sub(it.Since).Hours() / 24)
 				out = append(out, &Fact{Kind: KindResolve, Tool: SystemTool, Ref: it.ID, Status: "expired", Reason: it.Reason,
 					Subject: fmt.Sprintf("reaper: handoff %s expired unanswered after %d days (from %s to %s)", it.ID, days, it.Owner.Tool, it.Target)})
+			case "lead":
+				out = append(out, staleLeadFact(it, now))
 			}
 		}
 		return out, nil

@@ -32,6 +32,7 @@ type HandoffView struct {
 	Age      time.Duration
 	Expired  bool
 	Delivery string // the latest delivery's status, "" when never delivered
+	Reason   string // the target's reason when it rejected the handoff
 }
 
 // Room is the live room at one moment.
@@ -44,6 +45,9 @@ type Room struct {
 	Blockers  []*Fact
 	Risks     []*Fact
 	Worktrees []*Fact
+	// Lead holds the lead seat, "" when it is empty; LeadFact gave it.
+	Lead      string
+	LeadFact  *Fact
 	Facts     int
 	Retracted int
 	ByKind    map[string]int
@@ -55,6 +59,10 @@ func (s *State) Room(now time.Time) *Room {
 	for _, p := range s.sortedPeers() {
 		t, _ := time.Parse(time.RFC3339Nano, p.LastAt)
 		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject, LastID: p.Last.ID})
+	}
+	r.Lead = s.LeadHolder()
+	if r.Lead != "" {
+		r.LeadFact = s.Lead
 	}
 	r.Claims = s.ClaimViews(now)
 	for _, h := range s.sortedHandoffs() {
@@ -115,6 +123,9 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 func (s *State) handoffView(h *Handoff, now time.Time) HandoffView {
 	age := now.Sub(h.Fact.Time())
 	v := HandoffView{Fact: h.Fact, State: h.State(), Age: age, Expired: h.Expired != "", Delivery: h.Delivery}
+	if h.Rejection != nil {
+		v.Reason = h.Rejection.Reason
+	}
 	v.Stale = age > InboxStale || v.Expired
 	if h.Fact.AckBy != "" && v.State == "open" {
 		if t, err := time.Parse(time.RFC3339Nano, h.Fact.AckBy); err == nil && now.After(t) {

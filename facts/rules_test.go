@@ -201,7 +201,7 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 		for i := 1; i <= 30; i++ {
 			tool := tools[rng.Intn(len(tools))]
 			var f Fact
-			switch rng.Intn(9) {
+			switch rng.Intn(11) {
 			case 0:
 				f = Fact{Kind: KindPresence, Tool: tool}
 			case 1, 2:
@@ -223,11 +223,21 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 				}
 			case 7:
 				f = Fact{Kind: KindLeave, Tool: tool}
+			case 8:
+				// the lead seat: assigned, handed over, emptied
+				f = Fact{Kind: KindLead, Tool: tool, Target: []string{"", "a", "b"}[rng.Intn(3)]}
+			case 9:
+				// a rejection, or a handoff that reassigns one
+				if rng.Intn(2) == 0 {
+					f = Fact{Kind: KindReceipt, Tool: tool, Ref: pick(rng, all, KindHandoff), Status: Rejected, Reason: "no"}
+				} else {
+					f = Fact{Kind: KindHandoff, Tool: tool, Target: tools[rng.Intn(len(tools))], Ref: pick(rng, all, KindHandoff), Subject: "again"}
+				}
 			default:
 				if rng.Intn(2) == 0 {
 					f = Fact{Kind: KindRisk, Tool: tool, Subject: "r"}
 				} else {
-					f = Fact{Kind: KindBlocker, Tool: tool, Scopes: []string{"dir:d"}, Subject: "b"}
+					f = Fact{Kind: KindBlocker, Tool: tool, Scopes: [][]string{{"dir:d"}, nil}[rng.Intn(2)], Subject: "b"}
 				}
 			}
 			gap := []int{10, 3000, 30000}[trial%3] // long enough to forget peers, then risks
@@ -255,6 +265,9 @@ func TestIncrementalEqualsBuild(t *testing.T) {
 		}
 		now := at(30 * 30000)
 		if !reflect.DeepEqual(roomKey(want.Room(now)), roomKey(inc.Room(now))) {
+			for _, f := range all {
+				t.Logf("%s %s %s tool=%s target=%s ref=%s status=%s", f.ID, f.Kind, f.At, f.Tool, f.Target, f.Ref, f.Status)
+			}
 			t.Fatalf("trial %d: incremental room differs\nbuild: %v\ninc:   %v", trial, roomKey(want.Room(now)), roomKey(inc.Room(now)))
 		}
 	}
@@ -305,7 +318,7 @@ func authorOf(all []*Fact, id string) string {
 }
 
 func roomKey(r *Room) string {
-	s := fmt.Sprintf("facts=%d retracted=%d peers=", r.Facts, r.Retracted)
+	s := fmt.Sprintf("facts=%d retracted=%d lead=%s peers=", r.Facts, r.Retracted, r.Lead)
 	for _, p := range r.Peers {
 		s += p.Tool + ":" + p.State + ","
 	}
@@ -315,7 +328,7 @@ func roomKey(r *Room) string {
 	}
 	s += " handoffs="
 	for _, h := range r.Handoffs {
-		s += h.Fact.ID + ":" + h.State + ","
+		s += h.Fact.ID + ":" + h.State + ":" + h.Reason + ","
 	}
 	s += " blockers="
 	for _, b := range r.Blockers {

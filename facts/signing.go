@@ -54,8 +54,8 @@ func NewSigner(key, agentSock string) refs.Signer {
 // noSSH is the signer of a process without package sshsig.
 type noSSH struct{}
 
-func (noSSH) Ready() error                { return refs.NoSSH }
-func (noSSH) Sign([]byte) ([]byte, error) { return nil, refs.NoSSH }
+func (noSSH) Ready() error                { return refs.ErrNoSSH }
+func (noSSH) Sign([]byte) ([]byte, error) { return nil, refs.ErrNoSSH }
 
 // checkCanWrite is the signing gate of every ledger commit: a key that
 // cannot sign stops it before anything is written. With facts to append

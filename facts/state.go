@@ -33,7 +33,14 @@ type Handoff struct {
 	// Answerer is who answered it: its target, or for a handoff to
 	// AllTarget the first peer whose answer counted.
 	Answerer string `json:"answerer,omitempty"`
+	// Rejection is the target's receipt that refused it (status
+	// rejected, with a reason), nil when not rejected.
+	Rejection *Fact `json:"rejection,omitempty"`
 }
+
+// Rejected is the state of a handoff its target refused, and the status
+// of the receipt that refuses it.
+const Rejected = "rejected"
 
 // AllTarget addresses a handoff to every peer but its sender.
 const AllTarget = "all"
@@ -68,7 +75,8 @@ func (h *Handoff) mayAnswer(tool string) bool {
 	return by == "" || by == tool
 }
 
-// State reports the handoff's state: open, acknowledged, resolved or expired.
+// State reports the handoff's state: open, acknowledged, rejected,
+// resolved or expired.
 func (h *Handoff) State() string {
 	st := "open"
 	for _, k := range h.Answers {
@@ -76,6 +84,9 @@ func (h *Handoff) State() string {
 			return "resolved"
 		}
 		st = "acknowledged"
+	}
+	if h.Rejection != nil {
+		return Rejected
 	}
 	if st == "open" && h.Expired != "" {
 		return "expired"
@@ -128,6 +139,8 @@ type State struct {
 	Retraction   map[string]string      `json:"retraction"` // retracted id -> retract id
 	Contest      map[string]string      `json:"contest"`    // contested claim id -> risk id
 	Plans        map[string]*PlanRecord `json:"plans"`      // plan fact id -> plan (plan.go)
+	// Lead is the latest lead fact (lead.go); its target holds the seat.
+	Lead *Fact `json:"lead,omitempty"`
 }
 
 // Handoffs returns the unresolved handoffs by id; the caller may change
@@ -313,12 +326,13 @@ func (s *State) count(f *Fact) {
 // by everyone who ever entered.
 const PeerForget = 24 * time.Hour
 
-// NoticeForget is how long after the ledger's newest fact an unresolved
-// risk, and an artifact waiting for review, stay in the room. They stay in
-// the log; the room is what is live.
+// NoticeForget is how long after the ledger's newest fact an artifact
+// waiting for review stays in the room. It stays in the log; the room is
+// what is live. Risks and blockers stay until resolved or retracted,
+// however old (SPEC §8).
 const NoticeForget = 7 * 24 * time.Hour
 
-// forget drops such peers, risks and artifacts. It depends on the facts
+// forget drops such peers and artifacts. It depends on the facts
 // alone, so a projection built at once and one built in steps forget the
 // same things.
 func (s *State) forget() {
@@ -328,11 +342,6 @@ func (s *State) forget() {
 	}
 	old := newest.Add(-NoticeForget)
 	s.forgetPlans(old)
-	for id, f := range s.Risks {
-		if t := f.Time(); !t.IsZero() && t.Before(old) {
-			delete(s.Risks, id)
-		}
-	}
 	for id, a := range s.Artifacts {
 		if t := a.Fact.Time(); !t.IsZero() && t.Before(old) {
 			delete(s.Artifacts, id)
@@ -393,6 +402,9 @@ func (s *State) retract(r *Fact) error {
 		if !author(s.Handoffs()[id].Fact) {
 			return nil
 		}
+		if s.Handoffs()[id].Fact.Ref != "" {
+			return errRebuild // it may have reassigned a rejected handoff
+		}
 		delete(s.Handoffs(), id)
 	case s.Blockers[id] != nil:
 		if !author(s.Blockers[id]) {
@@ -408,6 +420,9 @@ func (s *State) retract(r *Fact) error {
 		h := s.answeredBy(id)
 		if h.AnsweredBy() != r.Tool {
 			return nil
+		}
+		if h.Rejection != nil && h.Rejection.ID == id {
+			return errRebuild // another rejection may hold in its place
 		}
 		delete(h.Answers, id)
 		delete(s.Artifacts, id)
@@ -461,12 +476,19 @@ func (s *State) apply(f *Fact) {
 			s.Claims.del(c.ID)
 		}
 	case KindHandoff:
+		// A handoff that names a rejected handoff of its sender's
+		// reassigns it: the rejected one is closed.
+		if old := s.Handoffs()[f.Ref]; f.Ref != "" && old != nil && old.Fact.Tool == f.Tool && old.State() == Rejected {
+			delete(s.Handoffs(), f.Ref)
+		}
 		s.Handoffs()[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
 	case KindReceipt, KindResolve, KindArtifact:
 		s.applyPlan(f)
 		s.answer(f)
 	case KindPlan:
 		s.applyPlan(f)
+	case KindLead:
+		s.applyLead(f)
 	case KindBlocker:
 		s.Blockers[f.ID] = f
 	case KindRisk:
@@ -512,6 +534,9 @@ func (s *State) answer(f *Fact) {
 		case h.mayAnswer(f.Tool):
 			h.Answers[f.ID] = f.Kind
 			h.Answerer = f.Tool
+			if f.Kind == KindReceipt && f.Status == Rejected && h.Fact.Target != AllTarget && h.Rejection == nil {
+				h.Rejection = f // the first rejection holds
+			}
 			if f.Kind == KindArtifact {
 				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
 			}

@@ -340,7 +340,7 @@ func (l *Ledger) Verifier() (*Verifier, error) {
 		return nil, nil
 	}
 	if refs.SSH == nil {
-		return nil, refs.NoSSH
+		return nil, refs.ErrNoSSH
 	}
 	head, err := l.Head()
 	if err != nil {

@@ -166,7 +166,9 @@ func (a *agentRun) review() *editCheck {
 			long, short := describe(st, f, a.me, now)
 			c.stops, c.shorts = append(c.stops, long), append(c.shorts, short)
 		case f.Severity == facts.SevWarn:
-			v.warn = true
+			// Anyone's unscoped blocker is advice for every path; it
+			// does not keep the path from being claimed.
+			v.warn = v.warn || f.Code != facts.UnscopedBlocker
 			long, short := describe(st, f, a.me, now)
 			c.warns, c.shorts = append(c.warns, long), append(c.shorts, short)
 		}
@@ -266,15 +268,31 @@ func (a *agentRun) promptSubmit() Answer {
 		}
 	}
 	risks := overlapsFor(st, a.me.Tool, seen)
-	if len(fresh) == 0 && len(risks) == 0 {
-		return a.quiet()
-	}
 	var ids []string
 	for _, it := range fresh {
 		ids = append(ids, it.Fact.ID)
 	}
 	for _, r := range risks {
 		ids = append(ids, r.ID)
+	}
+	// The lead's freeze and the rejection of a handoff of mine, once each.
+	var notes []string
+	for _, b := range st.Freezes() {
+		if b.Tool != a.me.Tool && !seen[b.ID] {
+			ids = append(ids, b.ID)
+			notes = append(notes, fmt.Sprintf("git rally: the lead %s froze the room (blocker %s): %s; no writes until the lead lifts it (git rally resolve %s)",
+				ident(b.Tool), b.ID, peerText(b.Subject), b.ID))
+		}
+	}
+	for _, h := range st.RejectedHandoffs(a.me.Tool) {
+		if r := h.Rejection; !seen[r.ID] {
+			ids = append(ids, r.ID)
+			notes = append(notes, fmt.Sprintf("git rally: %s rejected your handoff %s (%s): %s; hand it on with `git rally handoff --ref %s --target <tool> --subject ...` or withdraw it with `git rally retract %s --reason ...`",
+				ident(r.Tool), h.Fact.ID, peerText(h.Fact.Subject), peerText(r.Reason), h.Fact.ID, h.Fact.ID))
+		}
+	}
+	if len(ids) == 0 {
+		return a.quiet()
 	}
 	a.markShown(st, ids)
 	text := ""
@@ -283,6 +301,12 @@ func (a *agentRun) promptSubmit() Answer {
 	}
 	if len(risks) > 0 {
 		text += overlapText(a.me, risks)
+	}
+	if len(notes) > 0 {
+		text += strings.Join(notes, "\n") + "\n"
+		if len(fresh) == 0 {
+			text += untrustedLine + "\n"
+		}
 	}
 	return a.answer(a.host.context(a.host.prompt, text))
 }
@@ -322,6 +346,16 @@ func (a *agentRun) markShown(st *facts.State, ids []string) {
 	for id, r := range st.Risks {
 		if seen[id] && facts.OverlapOwners(r) != nil {
 			keep = append(keep, id)
+		}
+	}
+	for _, b := range st.Freezes() {
+		if seen[b.ID] {
+			keep = append(keep, b.ID)
+		}
+	}
+	for _, h := range st.RejectedHandoffs(a.me.Tool) {
+		if seen[h.Rejection.ID] {
+			keep = append(keep, h.Rejection.ID)
 		}
 	}
 	if err := saveShown(a.repo, a.me, keep); err != nil {

@@ -76,6 +76,7 @@ func preCommit(inv Invocation) Answer {
 	var holders []string
 	held := map[string]bool{}
 	peer := false
+	freeze, freezeBy := "", ""
 	for _, f := range res.Findings {
 		if f.Severity != facts.SevStop && f.Severity != facts.SevWarn {
 			continue
@@ -86,6 +87,9 @@ func preCommit(inv Invocation) Answer {
 		if f.Severity == facts.SevStop {
 			holders = append(holders, f.Owner.Tool)
 			held[f.Path] = true
+			if f.Code == facts.RoomFreeze && freeze == "" {
+				freeze, freezeBy = f.Claim, f.Owner.Tool
+			}
 		}
 	}
 	if peer {
@@ -95,6 +99,11 @@ func preCommit(inv Invocation) Answer {
 		return done(0)
 	}
 	n := len(held)
+	if freeze != "" {
+		fmt.Fprintf(&errb, "git-rally: error: commit blocked: the lead %s froze the room (blocker %s; rally.strict)\n", ident(freezeBy), freeze)
+		fmt.Fprintf(&errb, "git-rally: hint: wait until the lead lifts it (git rally resolve %s), or skip rally's check once with `git commit --no-verify`\n", freeze)
+		return done(1)
+	}
 	fmt.Fprintf(&errb, "git-rally: error: commit blocked: %d staged path%s held by active agents (rally.strict)\n", n, plural(n))
 	fmt.Fprintf(&errb, "git-rally: hint: ask them with `git rally handoff --target %s --subject \"...\"`, or skip rally's check once with `git commit --no-verify`\n", ident(holders[0]))
 	return done(1)

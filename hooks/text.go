@@ -31,6 +31,9 @@ func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	}
 	fmt.Fprintf(&b, "Files you edit are checked against other agents' claims and claimed for you. `git rally room --tool %s` shows the room; `git rally release PATH --tool %s` gives a file back; `git rally leave --tool %s` releases everything when you are done.\n", t, t, t)
 	b.WriteString(untrustedLine + "\n")
+	if c.Lead != "" {
+		fmt.Fprintf(&b, "The room's lead is %s: its blocker with no scope freezes every other agent's writes until it lifts it.\n", ident(c.Lead))
+	}
 	if len(c.Handoffs) > 0 {
 		fmt.Fprintf(&b, "Handoffs to you (acknowledge: `git rally receipt ID --tool %s`; close: `git rally resolve ID --tool %s`):\n", t, t)
 		for _, h := range c.Handoffs {
@@ -40,7 +43,14 @@ func roomText(me facts.Owner, c *facts.Compact, exported bool) string {
 	if len(c.Blockers) > 0 {
 		b.WriteString("Blockers:\n")
 		for _, f := range c.Blockers {
-			fmt.Fprintf(&b, "- %s by %s on %s: %s\n", f.ID, ident(f.Owner().String()), ident(strings.Join(f.Scopes, " ")), peerText(f.Subject))
+			on := ident(strings.Join(f.Scopes, " "))
+			if facts.Unscoped(f) {
+				on = "the whole room"
+				if f.Tool == c.Lead {
+					on += " (the lead's freeze: no writes until it is lifted)"
+				}
+			}
+			fmt.Fprintf(&b, "- %s by %s on %s: %s\n", f.ID, ident(f.Owner().String()), on, peerText(f.Subject))
 		}
 	}
 	var mine, theirs []string
@@ -147,6 +157,24 @@ func describe(st *facts.State, f facts.Finding, me facts.Owner, now time.Time) (
 			long += ": " + peerText(b.Subject)
 		}
 		return long + "; it lifts when its author resolves it", short
+	case facts.RoomFreeze:
+		short = fmt.Sprintf("the room is frozen by the lead %s", owner)
+		long = fmt.Sprintf("%s (blocker %s", short, f.Claim)
+		if b := st.Blockers[f.Claim]; b != nil && b.Subject != "" {
+			long += ": " + peerText(b.Subject)
+		}
+		return long + fmt.Sprintf("); no writes until the lead lifts it with git rally resolve %s (only the lead may)", f.Claim), short
+	case facts.UnscopedBlocker:
+		if f.Owner.Tool == me.Tool && st.LeadHolder() == me.Tool {
+			short = fmt.Sprintf("your blocker %s freezes the room for every other agent", f.Claim)
+			return short + fmt.Sprintf("; lift it when the reason is over: git rally resolve %s%s", f.Claim, tool), short
+		}
+		short = fmt.Sprintf("blocker %s by %s covers the whole room", f.Claim, owner)
+		long = short
+		if b := st.Blockers[f.Claim]; b != nil && b.Subject != "" {
+			long += ": " + peerText(b.Subject)
+		}
+		return long + "; writing is allowed (only the lead's unscoped blocker freezes the room)", short
 	}
 	return facts.Sanitize(f.Message, 400), f.Path
 }

@@ -55,6 +55,13 @@ type answerArgs struct {
 	Body    string `json:"body,omitempty" jsonschema:"details"`
 }
 
+type receiptArgs struct {
+	ID           string `json:"id" jsonschema:"the handoff id (f_..., or a unique prefix of 6 or more characters)"`
+	Subject      string `json:"subject,omitempty" jsonschema:"one line"`
+	Body         string `json:"body,omitempty" jsonschema:"details"`
+	RejectReason string `json:"reject_reason,omitempty" jsonschema:"set it to refuse the handoff instead: why you will not take it; it leaves your inbox and goes back to its sender with this reason"`
+}
+
 type artifactArgs struct {
 	Subject  string   `json:"subject" jsonschema:"one line: what was produced"`
 	Ref      string   `json:"ref,omitempty" jsonschema:"the handoff this answers (addressed to you): recording the artifact resolves it"`
@@ -187,7 +194,7 @@ func tools() []spec {
 			return nil
 		}))
 	add(spec{name: "rally_check_before_write", title: "May I write these paths?", readOnly: true, cmd: []string{"check", "before-write"},
-		desc: "Ask before writing: allow is false when an active agent holds a claim covering a path (claimed-path) or a blocker covers it (active-blocker). Writes nothing. Each finding says who holds what." + untrustedDesc},
+		desc: "Ask before writing: allow is false when an active agent holds a claim covering a path (claimed-path), a blocker covers it (active-blocker) or the lead froze the room (room-freeze). Writes nothing. Each finding says who holds what." + untrustedDesc},
 		one(func(a *pathsArgs, c *Call) error {
 			if err := nonEmpty("paths", a.Paths); err != nil {
 				return err
@@ -226,8 +233,19 @@ func tools() []spec {
 			return nil
 		})
 	}
-	add(spec{name: "rally_receipt", title: "Acknowledge a handoff", cmd: []string{"receipt"},
-		desc: "Acknowledge a handoff addressed to you: it arrived and you are on it (not that it is done). Only the target may acknowledge."}, answer())
+	add(spec{name: "rally_receipt", title: "Acknowledge or reject a handoff", cmd: []string{"receipt"},
+		desc: "Acknowledge a handoff addressed to you: it arrived and you are on it (not that it is done). With reject_reason, refuse it instead: it goes back to its sender with the reason. Only the target may answer."},
+		one(func(a *receiptArgs, c *Call) error {
+			if err := required("id", a.ID); err != nil {
+				return err
+			}
+			c.SetFlag("subject", a.Subject)
+			c.SetFlag("body", a.Body)
+			c.On("reject", a.RejectReason != "")
+			c.SetFlag("reason", a.RejectReason)
+			c.Args = []string{a.ID}
+			return nil
+		}))
 	add(spec{name: "rally_resolve", title: "Resolve a handoff or blocker", cmd: []string{"resolve"},
 		desc: "Close a handoff addressed to you as done, or lift a blocker or risk. Only the target of a handoff may resolve it."}, answer())
 	add(spec{name: "rally_artifact", title: "Record a result", cmd: []string{"artifact"},

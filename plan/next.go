@@ -25,7 +25,7 @@ func Suggest(st *facts.State, me facts.Owner, now time.Time, np *facts.NextPlan)
 	var ready []string
 	for _, b := range OpenBoards(st) {
 		id := b.Plan.ID
-		if b.CanClose && b.Record.Lead() == me.Tool {
+		if b.CanClose && (b.Record.Lead() == me.Tool || st.LeadHolder() == me.Tool) {
 			np.Insert(facts.Suggestion{Action: "close_plan", Ref: b.Record.Fact.ID,
 				Reason:  fmt.Sprintf("every task of plan %s is reported with evidence (%d of %d); close it, then merge in the order `git rally worktree plan` suggests", facts.Sanitize(id, 64), b.Done, b.Total),
 				Command: "git rally plan close " + shellQuote(id) + flag}, scoreClose)

@@ -149,8 +149,8 @@ func Close(o facts.Owner, planID string) facts.AppendFunc {
 			}
 			return nil, &facts.UsageError{Msg: fmt.Sprintf("no plan %q in this room", planID), Hint: "git rally plan status"}
 		}
-		if o.Tool != rec.Lead() {
-			return nil, &facts.RefusedError{Msg: fmt.Sprintf("plan %s is led by %s, not %s; only the lead may close it", planID, rec.Lead(), o.Tool),
+		if o.Tool != rec.Lead() && o.Tool != st.LeadHolder() {
+			return nil, &facts.RefusedError{Msg: fmt.Sprintf("plan %s is led by %s, not %s; only its lead or the room's lead may close it", planID, rec.Lead(), o.Tool),
 				Hint: fmt.Sprintf("tell the lead: git rally handoff --target %s --subject \"plan %s\"", rec.Lead(), planID)}
 		}
 		b, err := NewBoard(st, rec)

@@ -62,9 +62,9 @@ type AllowedSigners interface {
 // SSH is the installed SSHCode; nil until package sshsig initialises.
 var SSH SSHCode
 
-// NoSSH is the error of a signing or verification asked for in a
+// ErrNoSSH is the error of a signing or verification asked for in a
 // process where package sshsig is not linked (a bug of the caller).
-var NoSSH = errors.New("internal: SSH signatures asked for, but package sshsig is not linked in")
+var ErrNoSSH = errors.New("internal: SSH signatures asked for, but package sshsig is not linked in")
 
 // ExpandHome expands a leading ~/ to the home directory, as git does for
 // path-valued settings.

@@ -23,7 +23,8 @@ var (
 	buildErr  error
 )
 
-// installedBinary builds git-rally into <prefix>/bin once per test run.
+// installedBinary builds git-rally and git-rally-server into <prefix>/bin
+// once per test run.
 func installedBinary(t *testing.T) (prefix string) {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -31,8 +32,8 @@ func installedBinary(t *testing.T) (prefix string) {
 		if buildErr != nil {
 			return
 		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "bin", "git-rally"),
-			"github.com/git-rally/git-rally/cmd/git-rally").CombinedOutput()
+		out, err := exec.Command("go", "build", "-o", filepath.Join(buildDir, "bin")+string(filepath.Separator),
+			"github.com/git-rally/git-rally/cmd/git-rally", "github.com/git-rally/git-rally/cmd/git-rally-server").CombinedOutput()
 		if err != nil {
 			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
 		}

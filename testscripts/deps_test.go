@@ -33,7 +33,7 @@ func TestImportRules(t *testing.T) {
 	}
 }
 
-var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "plan": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "testscripts": 7}
+var rank = map[string]int{"refs": 0, "facts": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "plan": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "cmd/git-rally-server": 6, "testscripts": 7}
 
 func allowed(pkg, dep string) bool {
 	top := func(p string) string {
@@ -53,26 +53,27 @@ func allowed(pkg, dep string) bool {
 	return rb < ra || a == b
 }
 
-// What the hook command runs on before cobra initialises (cli/early) must
-// not need what would make Go initialise it late: cobra (text/template
-// sorts after nearly everything), the SSH library and the network (facts
-// and refs reach signatures through refs.SSH), nor the servers' packages.
-func TestEarlyPathImports(t *testing.T) {
-	out, err := exec.Command("go", "list", "-deps", "github.com/git-rally/git-rally/cmd/git-rally/cli/early").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
+// The hot binary, which agents run before every write, links none of what
+// only the servers need: they live in git-rally-server (cli/server.go).
+func TestHotBinaryImports(t *testing.T) {
+	deps := func(pkg string) map[string]bool {
+		out, err := exec.Command("go", "list", "-deps", pkg).Output()
+		if err != nil {
+			t.Fatalf("go list -deps %s: %v", pkg, err)
+		}
+		m := map[string]bool{}
+		for _, p := range strings.Fields(string(out)) {
+			m[p] = true
+		}
+		return m
 	}
-	deps := map[string]bool{}
-	for _, p := range strings.Fields(string(out)) {
-		deps[p] = true
-	}
-	if !deps["github.com/git-rally/git-rally/facts"] {
-		t.Fatalf("go list -deps does not list facts: %s", out)
-	}
-	for _, p := range []string{"github.com/spf13/cobra", "text/template", "golang.org/x/crypto/ssh", "crypto/ed25519", "net",
-		"net/http", "github.com/git-rally/git-rally/sshsig", "github.com/modelcontextprotocol/go-sdk/mcp", "go.yaml.in/yaml/v3"} {
-		if deps[p] {
-			t.Errorf("cli/early depends on %s", p)
+	hot, server := deps("github.com/git-rally/git-rally/cmd/git-rally"), deps("github.com/git-rally/git-rally/cmd/git-rally-server")
+	for _, p := range []string{"net/http", "html/template", "github.com/modelcontextprotocol/go-sdk/mcp", "go.yaml.in/yaml/v3"} {
+		if !server[p] {
+			t.Errorf("git-rally-server does not link %s: this test no longer looks for the right names", p)
+		}
+		if hot[p] {
+			t.Errorf("git-rally links %s, which only git-rally-server may", p)
 		}
 	}
 }

@@ -35,9 +35,10 @@ func benchRepo(b *testing.B) string {
 // can build it, else the one on PATH.
 func rallyBin(b *testing.B) string {
 	b.Helper()
-	out := filepath.Join(b.TempDir(), "git-rally")
-	if err := exec.Command("go", "build", "-o", out, "github.com/git-rally/git-rally/cmd/git-rally").Run(); err == nil {
-		return out
+	dir := b.TempDir()
+	if err := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "github.com/git-rally/git-rally/cmd/git-rally",
+		"github.com/git-rally/git-rally/cmd/git-rally-server").Run(); err == nil {
+		return filepath.Join(dir, "git-rally")
 	}
 	p, err := exec.LookPath("git-rally")
 	if err != nil {

@@ -232,6 +232,14 @@ func TestMCPServer(t *testing.T) {
 	}
 	callTool(t, s, "rally_receipt", map[string]any{"id": h}).ok(t, "rally_receipt")
 	callTool(t, s, "rally_resolve", map[string]any{"id": h, "subject": "done"}).ok(t, "rally_resolve")
+	h2 := strings.Fields(rally(t, dir, "handoff", "--tool", "other:1", "--target", "me:1", "--subject", "port the parser"))[0]
+	rej := callTool(t, s, "rally_receipt", map[string]any{"id": h2, "reject_reason": "not my area"}).ok(t, "rally_receipt")
+	if f := rej.firstFact(t); f["status"] != "rejected" || f["reason"] != "not my area" {
+		t.Errorf("rejection fact %v", f)
+	}
+	if inbox := callTool(t, s, "rally_inbox", nil).ok(t, "rally_inbox"); inbox.obj["count"] != float64(0) {
+		t.Errorf("a rejected handoff is still in the inbox: %s", inbox.text)
+	}
 	sent := callTool(t, s, "rally_handoff", map[string]any{"target": "other:1", "subject": "review it", "files": []string{"src/mine.go"}, "ack_within": "1h"}).ok(t, "rally_handoff")
 	if f := sent.firstFact(t); f["tool"] != "me:1" || f["target"] != "other:1" {
 		t.Errorf("handoff fact %v", f)

@@ -12,14 +12,15 @@ import (
 
 	"github.com/rogpeppe/go-internal/testscript"
 
+	"github.com/git-rally/git-rally/cmd/git-rally-server/server"
 	"github.com/git-rally/git-rally/cmd/git-rally/cli"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/servers"
 )
 
 func TestMain(m *testing.M) {
 	os.Setenv("RALLY_AUTOPACK", "0") // for the tests that run the binary directly
 	testscript.Main(m, map[string]func(){
-		"git-rally": func() { servers.Use(); os.Exit(cli.Main()) },
+		"git-rally":        func() { os.Exit(cli.Main()) },
+		"git-rally-server": func() { os.Exit(cli.ServerMain(server.Parts)) },
 	})
 }
 

@@ -170,3 +170,32 @@ func TestEventsFollowTheHead(t *testing.T) {
 		t.Fatalf("next event %q, want h2", h)
 	}
 }
+
+func TestPageShowsLeadFreezeSubjectsAndRejections(t *testing.T) {
+	src, base, _ := start(t)
+	src.mu.Lock()
+	src.room = `{"head":"h2","clock":3,"lead":"a:1",
+"peers":[{"tool":"a:1","state":"active","last_seen":"2026-01-05T09:00:00.000Z","subject":"<b>cutting</b> the release"},
+{"tool":"b:2","state":"idle","last_seen":"2026-01-05T09:00:00.000Z","subject":"building the API"}],
+"claims":[],"handoffs":[{"id":"f_h","from":"a:1","target":"b:2","subject":"port it","at":"2026-01-05T09:00:00.000Z","state":"rejected","reason":"not my area"}],
+"blockers":[{"id":"f_b","kind":"blocker","tool":"a:1","subject":"release 1.2","at":"2026-01-05T09:00:00.000Z"},
+{"id":"f_s","kind":"blocker","tool":"b:2","subject":"scoped","scopes":["dir:x"],"at":"2026-01-05T09:00:00.000Z"}],
+"risks":[],"worktrees":[],"sessions":[],"totals":{"facts":3,"retracted":0,"by_kind":{}}}`
+	src.mu.Unlock()
+	_, room := get(t, base+"/?token=tok", nil, "")
+	for _, want := range []string{`lead <span class="tool lead">a:1</span>`, `<span class="badge lead">lead</span>`,
+		"&lt;b&gt;cutting&lt;/b&gt; the release", "building the API", "rejected: not my area", "room frozen by the lead"} {
+		if !strings.Contains(room, want) {
+			t.Errorf("room page lacks %s", want)
+		}
+	}
+	if n := strings.Count(room, "room frozen by the lead"); n != 1 {
+		t.Errorf("%d blockers shown as a freeze, want 1 (the lead's unscoped one)", n)
+	}
+	src.mu.Lock()
+	src.room = fakeRoom
+	src.mu.Unlock()
+	if _, room := get(t, base+"/?token=tok", nil, ""); !strings.Contains(room, "no lead") {
+		t.Error("a room without a lead does not say so")
+	}
+}

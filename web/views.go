@@ -29,31 +29,43 @@ func staticHandler() http.Handler {
 // process links this package, and only serve renders a page.
 var templates = sync.OnceValue(func() *template.Template {
 	return template.Must(template.New("").Funcs(template.FuncMap{
-		"join":  strings.Join,
-		"short": shortID,
-		"words": func(s string) string { return strings.ReplaceAll(s, "-", " ") },
-		"wt":    worktreePath,
-		"wtin":  worktreePathsIn,
+		"join":     strings.Join,
+		"short":    shortID,
+		"unscoped": unscoped,
+		"words":    func(s string) string { return strings.ReplaceAll(s, "-", " ") },
+		"wt":       worktreePath,
+		"wtin":     worktreePathsIn,
 	}).ParseFS(templateFS, "templates/*.html"))
 })
+
+// unscoped: a blocker with no scope, or workspace:*, covers the room.
+func unscoped(scopes []string) bool {
+	for _, s := range scopes {
+		if s == "workspace:*" {
+			return true
+		}
+	}
+	return len(scopes) == 0
+}
 
 // The room as room --json prints it (keys per SPEC §8).
 type roomData struct {
 	Head  string `json:"head"`
 	Clock int64  `json:"clock"`
+	Lead  string `json:"lead"` // null: ""
 	Peers []struct {
-		Tool, Session, State string
-		LastSeen             string `json:"last_seen"`
+		Tool, Session, State, Subject string
+		LastSeen                      string `json:"last_seen"`
 		// What the peer is doing (SPEC §13), when known.
 		Activity      string `json:"activity"`
 		ActivitySince string `json:"activity_since"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
-		ID, From, Target, Subject, At, State string
-		AckBy                                string          `json:"ack_by"`
-		Overdue                              bool            `json:"overdue"`
-		Delivery                             json.RawMessage `json:"delivery"`
+		ID, From, Target, Subject, At, State, Reason string
+		AckBy                                        string          `json:"ack_by"`
+		Overdue                                      bool            `json:"overdue"`
+		Delivery                                     json.RawMessage `json:"delivery"`
 	} `json:"handoffs"`
 	Blockers  []noteData `json:"blockers"`
 	Risks     []noteData `json:"risks"`

@@ -213,8 +213,6 @@ type agent struct {
 	claims  []claimRef
 }
 
-func (a *agent) owner() facts.Owner { return facts.Owner{Tool: a.tool, Session: a.session} }
-
 type handoff struct {
 	id, from, target string
 	acked            bool

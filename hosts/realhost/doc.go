@@ -22,7 +22,7 @@
 //
 // `go test ./hosts/realhost` runs it (about a minute once the hosts are
 // cached); `go test -short` skips it; when npm cannot reach its registry it
-// prints SKIP with the reason. RALLY_REALHOST_DUMP=<dir> writes every
+// prints SKIP with the reason, and FAIL under CI=true. RALLY_REALHOST_DUMP=<dir> writes every
 // request the model server received, to look at a host's wire by hand;
 // RALLY_REALHOST_GIT_RALLY=<binary> runs the suite against another build
 // of git-rally (an older one, to see which checks it fails).

@@ -16,6 +16,15 @@ import (
 // Parse reads a plan file written in YAML: the same plan, checked the
 // same way (it becomes JSON first, so one decoder judges both).
 func Parse(data []byte) (*plan.Plan, error) {
+	j, err := ToJSON(data)
+	if err != nil {
+		return nil, err
+	}
+	return plan.ParseConverted(j)
+}
+
+// ToJSON turns a YAML plan file into the JSON plan.ParseConverted reads.
+func ToJSON(data []byte) ([]byte, error) {
 	var v any
 	if err := yaml.Unmarshal(data, &v); err != nil {
 		return nil, &facts.UsageError{Msg: "the plan file does not parse: " + err.Error()}
@@ -24,5 +33,5 @@ func Parse(data []byte) (*plan.Plan, error) {
 	if err != nil {
 		return nil, &facts.UsageError{Msg: "the plan file does not parse: it is not a JSON-shaped YAML document: " + err.Error()}
 	}
-	return plan.ParseConverted(j)
+	return j, nil
 }

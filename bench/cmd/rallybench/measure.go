@@ -16,12 +16,9 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-// The cases measure runs, in this order, round-robin for -runs rounds so
-// that a noisy neighbour hurts every case alike. A scenario runs the cases
-// scenarioCases names (default: baseCases).
-var caseOrder = []string{"revparse", "room", "room-direct", "claim", "claim-direct", "claim-signed", "floor", "floor4",
-	"inproc", "fsync", "hello", "version", "probe-first", "probe-hotdeps", "log", "cold"}
-
+// baseCases are the cases a scenario runs unless scenarioCases names
+// others; measure runs them round-robin for -runs rounds so that a noisy
+// neighbour hurts every case alike.
 var baseCases = []string{"revparse", "room", "room-direct", "claim", "claim-signed", "floor", "inproc", "fsync"}
 
 // plain is where the table of issue 14 is measured; the open-claims rooms
@@ -431,15 +428,16 @@ func (m *measurer) proc(env []string, name string, args ...string) (time.Duratio
 }
 
 // runRusage is "rallybench rusage <command> <args>": it runs the command
-// (its output discarded) and prints its wall time in ns and its maximum
-// resident set in KiB, from wait4.
+// (its output discarded, its stdin this one's) and prints its wall time in
+// ns, its maximum resident set in KiB and its CPU time (user + system) in
+// ns, from wait4.
 func runRusage(args []string) error {
 	if len(args) == 0 {
 		return fmt.Errorf("rusage needs a command")
 	}
 	cmd := exec.Command(args[0], args[1:]...)
 	var errb bytes.Buffer
-	cmd.Stderr = &errb
+	cmd.Stdin, cmd.Stderr = os.Stdin, &errb
 	t := time.Now()
 	err := cmd.Run()
 	d := time.Since(t)
@@ -450,7 +448,8 @@ func runRusage(args []string) error {
 	if !ok {
 		return fmt.Errorf("no rusage")
 	}
-	fmt.Printf("%d %d\n", d.Nanoseconds(), ru.Maxrss) // KiB on Linux
+	cpu := time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	fmt.Printf("%d %d %d\n", d.Nanoseconds(), ru.Maxrss, cpu.Nanoseconds()) // KiB on Linux
 	return nil
 }
 

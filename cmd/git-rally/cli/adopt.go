@@ -9,8 +9,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdAdopt) }
-
 type adoptOptions struct {
 	tmux, agent, backend string
 	j                    jsonFlags

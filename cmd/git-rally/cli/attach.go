@@ -6,8 +6,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdAttach) }
-
 func newCmdAttach(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "attach <session>",

@@ -9,8 +9,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdCapture) }
-
 type captureOptions struct {
 	lines int
 	j     jsonFlags

@@ -57,6 +57,9 @@ the room after it.`,
 
 func runDemo(f *factory, opts *demoOptions) error {
 	if opts.serve {
+		if f.server == nil {
+			return f.execServer()
+		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
 		return serveDemo(ctx, f, opts.addr, nil)

@@ -194,8 +194,8 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 	defer os.Chdir(old)
 	for _, a := range agents {
 		if a.Managed {
-			cmdutil.DemoTerminal = newFakeTerminal()
-			defer func() { cmdutil.DemoTerminal = nil }()
+			demoTerminal = newFakeTerminal()
+			defer func() { demoTerminal = nil }()
 			break
 		}
 	}
@@ -295,7 +295,7 @@ func countStep(c *demoCounts, s demoStep, r demoResult, fs []*facts.Fact) {
 	if s.Args != nil && s.Args[0] == "claim" && r.Exit == ExitRefused {
 		c.ClaimsRefused++
 	}
-	if s.Args != nil && len(s.Args) > 1 && s.Args[0] == "worktree" && s.Args[1] == "add" && r.Exit == 0 {
+	if len(s.Args) > 1 && s.Args[0] == "worktree" && s.Args[1] == "add" && r.Exit == 0 {
 		c.Worktrees++
 	}
 	for _, fa := range fs {

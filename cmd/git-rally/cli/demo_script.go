@@ -201,6 +201,8 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 // reaper close what it left.
 func demoTimePasses(b *demoBuilder, c demoChoices, a1, a2 int) {
 	n1, n2 := b.agents[a1].Tool, b.agents[a2].Tool
+	b.run(a1, 0, fmt.Sprintf("%s takes the room's lead seat: it was empty, so the first assign gets it. Only the lead can freeze the room and close any plan.", short(n1)),
+		"lead", "assign", "--to", n1)
 	silent := b.lastOf[a1]
 	sent := b.t
 	b.save("ASK").run(a2, 0, fmt.Sprintf("%s asks %s for a review within 15 minutes; but %s's terminal closed at %s and it will not answer.",
@@ -225,10 +227,33 @@ func demoTimePasses(b *demoBuilder, c demoChoices, a1, a2 int) {
 	b.t = silent.Add(2*time.Hour + 5*time.Minute)
 	b.run(a2, 0, fmt.Sprintf("Two hours of silence later the takeover goes through: one commit releases %s's claim (reason takeover) and records %s's.", short(n1), short(n2)),
 		"claim", b.agents[a1].Wants, "--takeover")
-	b.run(-1, 0, fmt.Sprintf("The reaper lists claims whose lease ran out while their owner stayed silent: %s's port:8080.", short(n1)),
+	b.run(-1, 0, fmt.Sprintf("The reaper lists claims whose lease ran out while their owner stayed silent (%s's port:8080), and a lead silent for more than 2 hours.", short(n1)),
 		"doctor", "--reap-stale")
-	b.run(-1, 0, "With --apply it closes them, one claim.expired fact each, authored by rally.",
+	b.run(-1, 0, "With --apply it closes them, one claim.expired fact each, and empties the lead seat, authored by rally.",
 		"doctor", "--reap-stale", "--apply")
+	demoLeadFreeze(b, a1, a2)
+}
+
+// demoLeadFreeze: a new lead freezes the room for a release and lifts it.
+func demoLeadFreeze(b *demoBuilder, a1, a2 int) {
+	n2 := b.agents[a2].Tool
+	other := a1
+	if len(b.agents) > 2 {
+		other = 2
+	}
+	no, file := b.agents[other].Tool, b.agents[other].Wants
+	if other == a1 {
+		file = "README.md" // its own file was taken over
+	}
+	b.run(a2, 0, fmt.Sprintf("The seat is empty again; %s takes it to cut a release.", short(n2)),
+		"lead", "assign", "--to", n2)
+	b.run(other, 3, "Anyone else's assign is refused (exit 3, the holder named, nothing written); --force would seize the seat and record whom it displaced.",
+		"lead", "assign", "--to", no)
+	b.save("FREEZE").run(a2, 0, "The lead's blocker with no scope freezes the room: every other peer's writes stop until the lead lifts it.",
+		"blocker", "--subject", "release 1.0: hands off until it is tagged")
+	b.run(other, 0, fmt.Sprintf("%s's write check now answers room-freeze (stop), naming the lead and how the freeze is lifted; strict hooks deny the edit.", short(no)),
+		"check", "before-write", file)
+	b.run(a2, 0, "The release is tagged; only the lead lifts the freeze.", "resolve", "@FREEZE")
 }
 
 type demoBuilder struct {

@@ -20,14 +20,11 @@ func serveDemo(ctx context.Context, f *factory, addr string, ready func(url stri
 	if err := webapi.CheckAddr(addr); err != nil {
 		return &usageError{Msg: err.Error(), Hint: "git rally demo --serve --addr 127.0.0.1:8377"}
 	}
-	if servers.Web == nil {
-		return errNoServer
-	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv, err := servers.Web(ln, webapi.Options{Runner: &demoRunner{cache: map[demoChoices][]byte{}}, Now: serveNow})
+	srv, err := f.server.Web(ln, webapi.Options{Runner: &demoRunner{cache: map[demoChoices][]byte{}}, Now: serveNow})
 	if err != nil {
 		ln.Close()
 		return err

@@ -92,7 +92,6 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 				written[w.Ref] = w.ID
 			}
 			out.Applied = true
-			st, _ = l.Read()
 		}
 		for _, it := range items {
 			out.Reaped = append(out.Reaped, reapJSON{Kind: it.Kind, ID: it.ID, Owner: it.Owner.String(), Target: it.Target,

@@ -13,11 +13,15 @@ import (
 type factory struct {
 	*cmdutil.Factory
 
-	noPager bool // --no-pager
+	noPager bool     // --no-pager
+	args    []string // the command line, for git-rally-server (execServer)
+	server  *Server  // set in git-rally-server only
 }
 
 func newFactory(in io.Reader, out, err io.Writer) *factory {
-	return &factory{Factory: cmdutil.New(in, out, err)}
+	f := &factory{Factory: cmdutil.New(in, out, err)}
+	f.PrintJSON = func(j *jsonFlags, v any) error { return printJSON(f.Factory, j, v) }
+	return f
 }
 
 // jsonFlags are the output flags of every reading command.
@@ -25,22 +29,6 @@ type jsonFlags = cmdutil.JSONFlags
 
 // Colour (cmdutil/color.go).
 const cYellow = cmdutil.CYellow
-
-// The room and what other commands share of it (cmdutil/room.go).
-type roomJSON = cmdutil.RoomJSON
-
-var (
-	toRoomJSON        = cmdutil.ToRoomJSON
-	ago               = cmdutil.Ago
-	orDefault         = cmdutil.OrDefault
-	verdictTag        = cmdutil.VerdictTag
-	verdictOf         = cmdutil.VerdictOf
-	factsWithVerdicts = cmdutil.FactsWithVerdicts
-	plural            = cmdutil.Plural
-	liveTargets       = cmdutil.LiveTargets
-	newBackend        = cmdutil.NewBackend
-	ident             = cmdutil.Ident
-)
 
 var (
 	isTerminal  = cmdutil.IsTerminal
@@ -62,5 +50,3 @@ func (v *toolsValue) Set(s string) error {
 	v.f.ToolList = append(v.f.ToolList, s)
 	return nil
 }
-
-func (f *factory) tools() []string { return f.ToolList }

@@ -7,15 +7,14 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
 type handoffOptions struct {
-	target, subject, body, revision, ackWithin string
-	files                                      []string
-	noDeliver                                  bool
-	j                                          jsonFlags
+	target, subject, body, revision, ackWithin, ref string
+	files                                           []string
+	noDeliver                                       bool
+	j                                               jsonFlags
 }
 
 func newCmdHandoff(f *factory) *cobra.Command {
@@ -33,6 +32,7 @@ func newCmdHandoff(f *factory) *cobra.Command {
 	c.Flags().StringVar(&opts.revision, "revision", "", "a git revision that goes with it")
 	c.Flags().StringVar(&opts.ackWithin, "ack-within", "", "reply deadline, e.g. 30m or 2h")
 	c.Flags().BoolVar(&opts.noDeliver, "no-deliver", false, "only record it, even when the target is a live managed session")
+	c.Flags().StringVar(&opts.ref, "ref", "", "a handoff of yours its target rejected: this one reassigns it")
 	addJSONFlags(c, &opts.j)
 	return c
 }
@@ -53,6 +53,11 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 	}
 	fact := &facts.Fact{Kind: facts.KindHandoff, Tool: o.Tool, Session: o.Session, Target: opts.target,
 		Subject: opts.subject, Body: opts.body}
+	if opts.ref != "" {
+		if fact.Ref, err = findFactID(f, opts.ref); err != nil {
+			return err
+		}
+	}
 	if fact.Files, err = repoFiles(f, opts.files); err != nil {
 		return err
 	}
@@ -64,7 +69,7 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 		fact.Revision = rev
 	}
 	if opts.ackWithin != "" {
-		d, err := cmdutil.ParseDuration("--ack-within", opts.ackWithin)
+		d, err := parseDuration("--ack-within", opts.ackWithin)
 		if err != nil {
 			return err
 		}
@@ -75,6 +80,22 @@ func runHandoff(f *factory, opts *handoffOptions) error {
 	}
 	_, err = f.AppendFacts(&opts.j, facts.Simple(fact))
 	return err
+}
+
+// findFactID resolves an id or a unique prefix to a fact id.
+func findFactID(f *factory, id string) (string, error) {
+	l, err := f.Ledger()
+	if err != nil {
+		return "", err
+	}
+	t, err := l.Find(id)
+	if err != nil {
+		return "", err
+	}
+	if t.Kind != facts.KindHandoff {
+		return "", usagef("--ref %s is a %s; a handoff reassigns a handoff", t.ID, t.Kind)
+	}
+	return t.ID, nil
 }
 
 func resolveRevision(f *factory, rev string) (string, error) {
@@ -91,8 +112,9 @@ func resolveRevision(f *factory, rev string) (string, error) {
 }
 
 type answerOptions struct {
-	subject, body string
-	j             jsonFlags
+	subject, body, reason string
+	reject                bool
+	j                     jsonFlags
 }
 
 // newCmdAnswer builds receipt and resolve: the target's answers to a
@@ -121,12 +143,22 @@ func newCmdAnswer(f *factory, kind string) *cobra.Command {
 				return err
 			}
 			fact := &facts.Fact{Kind: kind, Tool: o.Tool, Session: o.Session, Ref: target.ID, Subject: opts.subject, Body: opts.body}
+			if opts.reject {
+				fact.Status, fact.Reason = facts.Rejected, opts.reason
+			} else if opts.reason != "" {
+				return usagef("--reason goes with --reject")
+			}
 			_, err = f.AppendFacts(&opts.j, facts.Answer(fact, target))
 			return err
 		},
 	}
 	c.Flags().StringVar(&opts.subject, "subject", "", "one line")
 	c.Flags().StringVar(&opts.body, "body", "", "details")
+	if kind == facts.KindReceipt {
+		c.Use = "receipt <id> [--reject --reason <text>]"
+		c.Flags().BoolVar(&opts.reject, "reject", false, "refuse the handoff: it leaves your inbox and goes back to its sender with --reason")
+		c.Flags().StringVar(&opts.reason, "reason", "", "why you reject it (with --reject)")
+	}
 	addJSONFlags(c, &opts.j)
 	return c
 }

@@ -12,8 +12,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdHooks, newCmdHook) }
-
 // hostFlags selects the hosts of hooks install, uninstall and status.
 type hostFlags struct {
 	git, claude, codex, gemini, cursor bool
@@ -104,6 +102,11 @@ func newCmdHooksInstall(f *factory) *cobra.Command {
 		Short: "Install rally's hooks (no flag: git, Claude Code and Codex)",
 		Args:  cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if _, err := serverPath(); opts.hosts.mcp && err != nil {
+				// The hosts will run `git-rally mcp`, which executes it.
+				fmt.Fprintf(f.Err, "git-rally: warning: %s is not installed: the MCP server the hosts start runs in it\n", ServerName)
+				fmt.Fprintf(f.Err, "git-rally: hint: go install github.com/git-rally/git-rally/cmd/...@latest\n")
+			}
 			return runHooks(f, opts, hookOps{hooks.Install, hooks.InstallMCP, true, false}, func(r hooks.Result) string {
 				if r.Changed {
 					return "installed"

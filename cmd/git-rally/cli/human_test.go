@@ -1,9 +1,10 @@
 package cli
 
 import (
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"testing"
 	"time"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 func TestLocalTime(t *testing.T) {

@@ -10,18 +10,6 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-func newCmdInbox(f *factory) *cobra.Command {
-	var j jsonFlags
-	c := &cobra.Command{
-		Use:   "inbox [--tool T]...",
-		Short: "Handoffs that wait for you, oldest first",
-		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Inbox(f.Factory, &j) },
-	}
-	addJSONFlags(c, &j)
-	return c
-}
-
 type suggestionJSON struct {
 	Action  string `json:"action"`
 	Reason  string `json:"reason"`

@@ -11,8 +11,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdInject) }
-
 type injectOptions struct {
 	handoff, text string
 	dryRun        bool

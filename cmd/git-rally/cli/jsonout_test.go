@@ -3,10 +3,11 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 )
 
 // indentedJSON writes exactly what encoding/json's Encoder writes with

@@ -12,6 +12,9 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	// SSH signatures (refs.SSH) for every command: refs and facts reach
+	// the SSH library only through it.
+	_ "github.com/git-rally/git-rally/sshsig"
 )
 
 // Exit codes.
@@ -38,8 +41,17 @@ func Main() int {
 
 // Run runs one command with the given arguments and streams.
 func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	return run(args, stdin, stdout, stderr, nil)
+}
+
+// run is Run in git-rally (server nil) or git-rally-server.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer, server *Server) int {
 	f := newFactory(stdin, stdout, stderr)
+	f.args, f.server = args, server
 	root := newTree(f, args)
+	if err := unknownCommand(root, args); err != nil {
+		return f.Finish(args, err)
+	}
 	root.SetArgs(args)
 	root.SetIn(stdin)
 	root.SetOut(stdout)
@@ -47,22 +59,88 @@ func Run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	return f.Finish(args, root.Execute())
 }
 
-// hotCommands are the commands agents and hooks run before every write.
-// For them Run builds the root with that one command: the whole tree (70
-// commands, their flags, completion, examples) costs 0.4 ms to build, more
-// than a claim's rule check. A hot command's behaviour is the same in both
-// trees (TestHotCommandsBehaveAsInTheFullTree); help, completion and
-// --version always get the full tree.
-var hotCommands = map[string]func(*factory) *cobra.Command{
-	"claim": newCmdClaim, "release": newCmdRelease, "check": newCmdCheck, "hook": newCmdHook,
-	"note": func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindNote) },
-	"room": newCmdRoom, "whoami": newCmdWhoami, "inbox": newCmdInbox, "next": newCmdNext,
-	"enter": newCmdEnter, "leave": newCmdLeave, "log": newCmdLog, "show": newCmdShow,
-	"version": newCmdVersion,
+// commands is every top-level command, the one list of them. hot marks
+// the ones agents and hooks run before every write: for them Run builds
+// the root with that one command, since the whole tree (70 commands, their
+// flags, completion, examples) costs 0.4 ms to build, more than a claim's
+// rule check. A hot command behaves the same in both trees
+// (TestHotCommandsBehaveAsInTheFullTree); help, completion and --version
+// always get the full tree.
+func commands() []command {
+	return []command{
+		{"init", false, newCmdInit},
+		{"enter", true, newCmdEnter},
+		{"leave", true, newCmdLeave},
+		{"whoami", true, newCmdWhoami},
+		{"claim", true, newCmdClaim},
+		{"release", true, newCmdRelease},
+		{"check", true, newCmdCheck},
+		{"handoff", false, newCmdHandoff},
+		{"receipt", false, func(f *factory) *cobra.Command { return newCmdAnswer(f, facts.KindReceipt) }},
+		{"resolve", false, func(f *factory) *cobra.Command { return newCmdAnswer(f, facts.KindResolve) }},
+		{"artifact", false, newCmdArtifact},
+		{"note", true, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindNote) }},
+		{"blocker", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindBlocker) }},
+		{"risk", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindRisk) }},
+		{"decision", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindDecision) }},
+		{"lead", false, newCmdLead},
+		{"retract", false, newCmdRetract},
+		{"say", false, newCmdSay},
+		{"room", true, newCmdRoom},
+		{"inbox", true, newCmdInbox},
+		{"next", true, newCmdNext},
+		{"log", true, newCmdLog},
+		{"show", true, newCmdShow},
+		{"doctor", false, newCmdDoctor},
+		{"demo", false, newCmdDemo},
+		{"version", true, newCmdVersion},
+		{"man", false, newCmdMan},
+		{"deinit", false, newCmdDeinit},
+		{"hook", true, newCmdHook},
+		{"hooks", false, newCmdHooks},
+		{"run", false, newCmdRun},
+		{"sessions", false, newCmdSessions},
+		{"inject", false, newCmdInject},
+		{"capture", false, newCmdCapture},
+		{"attach", false, newCmdAttach},
+		{"stop", false, newCmdStop},
+		{"adopt", false, newCmdAdopt},
+		{"watch", false, newCmdWatch},
+		{"sync", false, newCmdSync},
+		{"worktree", false, newCmdWorktree},
+		{"plan", false, newCmdPlan},
+		{"serve", false, newCmdServe},
+		{"mcp", false, newCmdMCP},
+		{planYAMLCommand, false, newCmdPlanYAML},
+	}
+}
+
+type command struct {
+	name string
+	hot  bool
+	new  func(*factory) *cobra.Command
 }
 
 // fullTree forces the whole tree (tests compare the two).
 var fullTree = false
+
+// isHot reports whether newTree runs args in the hot tree.
+func isHot(args []string) bool {
+	if len(args) == 0 || fullTree {
+		return false
+	}
+	return hotCommand(args[0]) != nil && !wantsHelp(args)
+}
+
+// hotCommand is the hot command called name, else nil.
+func hotCommand(name string) func(*factory) *cobra.Command {
+	for _, c := range commands() {
+		if c.hot && c.name == name {
+			return c.new
+		}
+	}
+	return nil
+}
 
 // newTree returns the command tree Run executes args with.
 func newTree(f *factory, args []string) *cobra.Command {
@@ -70,10 +148,15 @@ func newTree(f *factory, args []string) *cobra.Command {
 		// A hot command lives for milliseconds: collecting while it
 		// encodes a large room costs more than the memory a collection
 		// would free (a rebuild lowers it again).
-		debug.SetGCPercent(cmdutil.HotGCPercent)
+		debug.SetGCPercent(hotGCPercent)
 		root := newRoot(f)
-		root.AddCommand(hotCommands[args[0]](f))
+		// cobra would build its completion command (a fifth of a hot
+		// command's own CPU time) on every Execute; completion gets the
+		// full tree.
+		root.CompletionOptions.DisableDefaultCmd = true
+		root.AddCommand(hotCommand(args[0])(f))
 		guardGroups(root)
+		typedArgs(root)
 		return root
 	}
 	return newRootCmd(f)
@@ -120,23 +203,19 @@ current time.`,
 	root.PersistentFlags().Var(&f.Color, "color", "colour the human output: auto (on a terminal, unless NO_COLOR), always, never")
 	root.PersistentFlags().Lookup("color").NoOptDefVal = "always"
 	root.PersistentFlags().BoolVar(&f.noPager, "no-pager", false, "do not page log output")
-	root.PersistentPreRunE = checkQuery
+	root.PersistentPreRunE = func(c *cobra.Command, args []string) error {
+		if err := checkFlagGroups(c); err != nil {
+			return err
+		}
+		return checkQuery(c, args)
+	}
 	return root
 }
 
 func newRootCmd(f *factory) *cobra.Command {
 	root := newRoot(f)
-	root.AddCommand(
-		newCmdInit(f), newCmdEnter(f), newCmdLeave(f), newCmdWhoami(f),
-		newCmdClaim(f), newCmdRelease(f), newCmdCheck(f),
-		newCmdHandoff(f), newCmdAnswer(f, facts.KindReceipt), newCmdAnswer(f, facts.KindResolve), newCmdArtifact(f),
-		newCmdSimple(f, facts.KindNote), newCmdSimple(f, facts.KindBlocker), newCmdSimple(f, facts.KindRisk), newCmdSimple(f, facts.KindDecision),
-		newCmdRetract(f), newCmdSay(f),
-		newCmdRoom(f), newCmdInbox(f), newCmdNext(f), newCmdLog(f), newCmdShow(f), newCmdDoctor(f),
-		newCmdDemo(f), newCmdVersion(f), newCmdMan(f), newCmdDeinit(f),
-	)
-	for _, c := range extraCommands {
-		root.AddCommand(c(f))
+	for _, c := range commands() {
+		root.AddCommand(c.new(f))
 	}
 	setVersion(root)
 	root.SetHelpCommand(newCmdHelp())
@@ -144,9 +223,7 @@ func newRootCmd(f *factory) *cobra.Command {
 	root.InitDefaultCompletionCmd()
 	extendCompletion(f, root)
 	guardGroups(root)
+	typedArgs(root)
 	addExamples(root)
 	return root
 }
-
-// extraCommands lets command families in their own files register.
-var extraCommands []func(*factory) *cobra.Command

@@ -3,7 +3,6 @@ package cli
 import (
 	"embed"
 	"fmt"
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,7 +61,7 @@ func manPage(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := cmdutil.ReadVersion()
+	v := readVersion()
 	when := time.Now()
 	if t, err := time.Parse(time.RFC3339, v.Time); err == nil {
 		when = t // the build's, so a build's pages do not change

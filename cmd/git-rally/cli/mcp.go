@@ -22,8 +22,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdMCP) }
-
 func newCmdMCP(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:   "mcp [--tool T]",
@@ -42,7 +40,12 @@ rally.tool, else the host's name and a random tag.
 
 Register it for a host with: git rally hooks install --claude --mcp`,
 		Args: cobra.NoArgs,
-		RunE: func(c *cobra.Command, args []string) error { return runMCP(c.Context(), f) },
+		RunE: func(c *cobra.Command, args []string) error {
+			if f.server == nil {
+				return f.execServer()
+			}
+			return runMCP(c.Context(), f)
+		},
 	}
 }
 
@@ -58,10 +61,7 @@ func runMCP(ctx context.Context, f *factory) error {
 		os.Stdout = os.Stderr
 		defer func() { os.Stdout = out.(*os.File) }()
 	}
-	if servers.MCP == nil {
-		return errNoServer
-	}
-	return servers.MCP(ctx, r, call.Options{Version: buildVersion()}, f.In, out)
+	return f.server.MCP(ctx, r, call.Options{Version: buildVersion()}, f.In, out)
 }
 
 func buildVersion() string {

@@ -10,12 +10,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdPlan) }
-
-// planCommands are the subcommands of `git rally plan`; each registers
-// from its own file.
-var planCommands []func(*factory) *cobra.Command
-
 func newCmdPlan(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "plan",
@@ -36,7 +30,9 @@ See docs/plans.md.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	for _, sub := range planCommands {
+	for _, sub := range []func(*factory) *cobra.Command{
+		newCmdPlanLint, newCmdPlanStart, newCmdPlanStatus, newCmdPlanTake, newCmdPlanReport, newCmdPlanClose, newCmdPlanRun,
+	} {
 		c.AddCommand(sub(f))
 	}
 	return c
@@ -56,10 +52,7 @@ func readPlanFile(f *factory, name string) (*plan.Plan, error) {
 		return nil, &usageError{Msg: fmt.Sprintf("cannot read the plan file: %v", err), Hint: "git rally plan lint <file.json>"}
 	}
 	if plan.IsYAML(name, data) {
-		if servers.PlanYAML == nil {
-			return nil, errNoServer
-		}
-		return servers.PlanYAML(data)
+		return f.planYAML(data)
 	}
 	return plan.Parse(data)
 }

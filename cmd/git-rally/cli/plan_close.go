@@ -6,8 +6,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanClose) }
-
 func newCmdPlanClose(f *factory) *cobra.Command {
 	var j jsonFlags
 	c := &cobra.Command{

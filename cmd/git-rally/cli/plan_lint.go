@@ -9,8 +9,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanLint) }
-
 type lintProblemJSON struct {
 	Code    string   `json:"code"`
 	Tasks   []string `json:"tasks"`

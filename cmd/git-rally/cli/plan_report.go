@@ -6,8 +6,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanReport) }
-
 type planReportOptions struct {
 	plan, revision, uri string
 	evidence            []string

@@ -15,8 +15,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanRun) }
-
 type planRunOptions struct {
 	agent, commandJSON, backend, base string
 	max                               int

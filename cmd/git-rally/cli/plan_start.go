@@ -9,8 +9,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanStart) }
-
 func newCmdPlanStart(f *factory) *cobra.Command {
 	var j jsonFlags
 	c := &cobra.Command{

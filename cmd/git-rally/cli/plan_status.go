@@ -13,8 +13,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanStatus) }
-
 type planTaskJSON struct {
 	ID        string   `json:"id"`
 	Goal      string   `json:"goal,omitempty"`

@@ -6,8 +6,6 @@ import (
 	"github.com/git-rally/git-rally/plan"
 )
 
-func init() { planCommands = append(planCommands, newCmdPlanTake) }
-
 func newCmdPlanTake(f *factory) *cobra.Command {
 	var j jsonFlags
 	var planName string

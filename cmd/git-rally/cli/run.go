@@ -11,8 +11,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdRun) }
-
 type runOptions struct {
 	name, task, base, commandJSON, backend string
 	shared, dryRun, commandSet             bool
@@ -88,7 +86,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		}
 	}
 	if len(opts.scopes) > 0 {
-		if req.Scopes, err = cmdutil.ParseScopes(f.Factory, opts.scopes); err != nil {
+		if req.Scopes, err = parseScopes(f.Factory, opts.scopes); err != nil {
 			return err
 		}
 	}

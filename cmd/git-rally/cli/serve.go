@@ -25,8 +25,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdServe) }
-
 type serveOptions struct {
 	addr     string
 	open     bool
@@ -58,6 +56,9 @@ JSON; /api/diff?branch=rally/<name> with the branch's diff; POST
 /api/handoff with the handoff command's.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
+			if f.server == nil {
+				return f.execServer()
+			}
 			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			return runServe(ctx, f, opts, nil)
@@ -106,12 +107,8 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	defer wl.Close()
 	fw := wl.Watch(500 * time.Millisecond)
 	defer fw.Close()
-	if servers.Web == nil {
-		ln.Close()
-		return errNoServer
-	}
 	wo.Watcher = &webapi.WaitWatcher{W: fw, Head: wl.HeadString}
-	srv, err := servers.Web(ln, wo)
+	srv, err := f.server.Web(ln, wo)
 	if err != nil {
 		ln.Close()
 		return err

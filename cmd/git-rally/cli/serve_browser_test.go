@@ -15,7 +15,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/web"
 )
 
@@ -89,8 +88,8 @@ func TestServeInBrowser(t *testing.T) {
 	rallyT(t, "worktree", "add", "impl-1", "--tool", "claude_code:impl-1")
 	// A managed session, in the demo's stand-in terminal (no tmux), and a
 	// handoff delivered into it.
-	cmdutil.DemoTerminal = newFakeTerminal()
-	defer func() { cmdutil.DemoTerminal = nil }()
+	demoTerminal = newFakeTerminal()
+	defer func() { demoTerminal = nil }()
 	rallyT(t, "run", "codex", "--name", "rev", "--command-json", `["fake-agent"]`)
 	if out := rallyT(t, "handoff", "--tool", "claude_code:impl-1", "--target", "codex:rev-01", "--subject", "review the endpoint"); !strings.Contains(out, "delivered to session codex-rev-01") {
 		t.Fatalf("the handoff to the managed session was not delivered:\n%s", out)
@@ -115,6 +114,7 @@ func TestServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		f.server = testServer
 		defer f.Close()
 		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s WebServer) { srv = s.(*web.Server); urls <- u })
 	}()
@@ -324,6 +324,7 @@ func TestDemoServeInBrowser(t *testing.T) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		f.server = testServer
 		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ WebServer) { urls <- u })
 	}()
 	var url string

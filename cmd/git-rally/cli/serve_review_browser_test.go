@@ -16,7 +16,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/hooks"
 )
 
@@ -53,8 +52,8 @@ export function routes(app) {
 	t.Setenv("RALLY_AUTOPACK", "0")
 	rallyT(t, "init")
 	term := newFakeTerminal()
-	cmdutil.DemoTerminal = term
-	t.Cleanup(func() { cmdutil.DemoTerminal = nil })
+	demoTerminal = term
+	t.Cleanup(func() { demoTerminal = nil })
 	rallyT(t, "run", "aider", "--name", "api", "--command-json", `["aider","--model","sonnet"]`)
 	rallyT(t, "run", "goose", "--name", "web", "--command-json", `["goose","session"]`)
 	// What the agents do, each as its session.
@@ -160,6 +159,7 @@ export function routes(app) {
 	done := make(chan error, 1)
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
+		f.server = testServer
 		defer f.Close()
 		f.ToolFlag = "human:ana"
 		done <- runServe(ctx, f, &serveOptions{addr: "127.0.0.1:0"}, func(u string, s WebServer) { urls <- u })

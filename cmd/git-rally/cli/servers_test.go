@@ -9,16 +9,14 @@ import (
 	"github.com/git-rally/git-rally/web/webapi"
 )
 
-// The tests run commands in process with the servers package main gives
-// (cmd/git-rally/cli/servers, which imports cli and so cannot be
-// imported here).
-func init() {
-	Use(Servers{MCP: mcpserver.Serve, PlanYAML: planyaml.Parse,
-		Web: func(ln net.Listener, o webapi.Options) (WebServer, error) {
-			srv, err := web.New(ln, o)
-			if err != nil {
-				return nil, err
-			}
-			return srv, nil
-		}})
-}
+// testServer is git-rally-server's Parts, for tests that run its commands
+// in process (package cmd/git-rally-server/server imports cli, so this
+// test cannot import it).
+var testServer = &Server{MCP: mcpserver.Serve, PlanYAML: planyaml.ToJSON,
+	Web: func(ln net.Listener, o webapi.Options) (WebServer, error) {
+		srv, err := web.New(ln, o)
+		if err != nil {
+			return nil, err
+		}
+		return srv, nil
+	}}

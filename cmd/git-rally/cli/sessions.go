@@ -8,8 +8,6 @@ import (
 	"github.com/git-rally/git-rally/session"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdSessions) }
-
 type sessionsOptions struct{ j jsonFlags }
 
 type sessionJSON struct {

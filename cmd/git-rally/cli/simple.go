@@ -6,36 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
-
-var simpleShort = map[string]string{
-	facts.KindNote:     "Record a note",
-	facts.KindBlocker:  "Record a blocker; with --scope it stops writes to those paths until resolved",
-	facts.KindRisk:     "Record a risk",
-	facts.KindDecision: "Record a decision",
-}
-
-// newCmdSimple builds note, blocker, risk and decision.
-func newCmdSimple(f *factory, kind string) *cobra.Command {
-	opts := &cmdutil.SimpleOptions{}
-	c := &cobra.Command{
-		Use:   kind + " --subject <text> [--scope S]... [--severity S] [--body B] [--ref ID]",
-		Short: simpleShort[kind],
-		Args:  cobra.NoArgs,
-		RunE:  func(c *cobra.Command, args []string) error { return cmdutil.Simple(f.Factory, kind, opts) },
-	}
-	c.Flags().StringVar(&opts.Subject, "subject", "", "one line")
-	c.Flags().StringVar(&opts.Body, "body", "", "details")
-	c.Flags().StringArrayVar(&opts.Scopes, "scope", nil, "a scope it concerns (repeat)")
-	c.Flags().StringVar(&opts.Severity, "severity", "", "info, warn, high or critical")
-	c.Flags().StringVar(&opts.Ref, "ref", "", "a fact it refers to")
-	c.Flags().StringVar(&opts.Status, "status", "", "status, e.g. binding")
-	c.Flags().StringVar(&opts.Target, "target", "", "who it is addressed to")
-	addJSONFlags(c, &opts.J)
-	return c
-}
 
 type retractOptions struct {
 	reason string

@@ -6,10 +6,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
-
-func init() { extraCommands = append(extraCommands, newCmdStop) }
 
 type stopOptions struct {
 	dryRun bool
@@ -55,9 +54,11 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 	if res.Already {
 		fmt.Fprintf(f.Err, "git-rally: note: session %s is stopped already; nothing written\n", ident(s.Name))
 	}
+	prunable, why := stopPrunable(f, s)
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, map[string]any{"session": s.Name, "was_live": res.WasLive, "released": nonNil(res.Released),
-			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": cmdutil.RawFacts(res.Facts)})
+			"dry_run": opts.dryRun, "worktree": s.Path, "branch": s.Branch, "facts": cmdutil.RawFacts(res.Facts),
+			"prunable": prunable})
 	}
 	verb := map[bool]string{true: "would stop", false: "stopped"}[opts.dryRun]
 	if res.Already {
@@ -74,6 +75,36 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 		fmt.Fprintf(f.Out, "the worktree stays: %s on %s\n", ident(s.Path), ident(s.Branch))
 		fmt.Fprintf(f.Out, "  merge it   git merge %s   (from the main checkout; see git rally worktree plan)\n", ident(s.Branch))
 		fmt.Fprintf(f.Out, "  remove it  git rally worktree remove %s\n", ident(s.Name))
+		if prunable {
+			fmt.Fprintf(f.Out, "  it is clean and merged: git rally worktree prune --apply removes it now\n")
+		} else {
+			fmt.Fprintf(f.Out, "  git rally worktree prune --apply removes it once %s\n", why)
+		}
 	}
 	return nil
+}
+
+// stopPrunable says whether a stopped session's worktree can be pruned
+// now (clean, its branch merged), or what it waits for.
+func stopPrunable(f *factory, s *facts.Fact) (bool, string) {
+	if s.Path == "" {
+		return false, "it has a worktree"
+	}
+	r, err := f.Repo()
+	if err != nil {
+		return false, "its branch is merged and its work committed"
+	}
+	in, err := r.Inspect(s.Name, "", s.Base)
+	if err != nil {
+		return false, "its branch is merged and its work committed"
+	}
+	switch {
+	case len(in.Dirty) > 0 && !in.Merged:
+		return false, "its work is committed and " + in.Branch + " is merged (git merge " + in.Branch + ")"
+	case len(in.Dirty) > 0:
+		return false, "its uncommitted work is committed or discarded"
+	case !in.Merged:
+		return false, in.Branch + " is merged (git merge " + in.Branch + ")"
+	}
+	return true, ""
 }

@@ -14,8 +14,6 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdSync) }
-
 type syncOptions struct {
 	remote string
 	noPush bool

@@ -21,9 +21,20 @@ func guardGroups(c *cobra.Command) {
 	}
 	if c.HasParent() && c.HasSubCommands() {
 		c.Args = cobra.ArbitraryArgs
-		c.RunE = func(c *cobra.Command, args []string) error { return unknownSub(c, args) }
+		run := c.RunE
+		bare := c.Annotations[bareRuns] != ""
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if bare && len(args) == 0 {
+				return run(c, args) // a group whose bare form is a command (lead = lead show)
+			}
+			return unknownSub(c, args)
+		}
 	}
 }
+
+// bareRuns marks a group command that runs its own RunE when given no
+// subcommand.
+const bareRuns = "rally-bare-runs"
 
 // unknownSub is the usage error for an unknown or missing subcommand.
 func unknownSub(c *cobra.Command, args []string) error {
@@ -35,7 +46,7 @@ func unknownSub(c *cobra.Command, args []string) error {
 	return unknownErr(c, args[0])
 }
 
-func unknownErr(c *cobra.Command, word string) error {
+func unknownErr(c *cobra.Command, word string) *usageError {
 	name := cmdName(c)
 	e := &usageError{Msg: fmt.Sprintf("unknown command %q for %q", word, name)}
 	if c.SuggestionsMinimumDistance <= 0 {

@@ -14,11 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
-
-func init() { extraCommands = append(extraCommands, newCmdWatch) }
 
 type watchOptions struct {
 	since, timeout, interval, onActivity string
@@ -60,7 +57,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	interval := facts.DefaultWatchInterval
 	var err error
 	if opts.interval != "" {
-		if interval, err = cmdutil.ParseDuration("--interval", opts.interval); err != nil {
+		if interval, err = parseDuration("--interval", opts.interval); err != nil {
 			return err
 		}
 		if interval < 10*time.Millisecond {
@@ -69,7 +66,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 	}
 	var timeout time.Duration
 	if opts.timeout != "" {
-		if timeout, err = cmdutil.ParseDuration("--timeout", opts.timeout); err != nil {
+		if timeout, err = parseDuration("--timeout", opts.timeout); err != nil {
 			return err
 		}
 	}

@@ -4,12 +4,6 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func init() { extraCommands = append(extraCommands, newCmdWorktree) }
-
-// worktreeCommands are the subcommands of `git rally worktree`; each
-// registers from its own file.
-var worktreeCommands []func(*factory) *cobra.Command
-
 func newCmdWorktree(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "worktree",
@@ -21,7 +15,7 @@ cleanly into the base and with each other, and in which order to merge them.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error { return c.Help() },
 	}
-	for _, sub := range worktreeCommands {
+	for _, sub := range []func(*factory) *cobra.Command{newCmdWorktreeAdd, newCmdWorktreeList, newCmdWorktreePlan, newCmdWorktreeRemove, newCmdWorktreePrune} {
 		c.AddCommand(sub(f))
 	}
 	return c

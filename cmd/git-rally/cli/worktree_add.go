@@ -12,8 +12,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { worktreeCommands = append(worktreeCommands, newCmdWorktreeAdd) }
-
 type worktreeAddOptions struct {
 	base string
 	j    jsonFlags

@@ -11,8 +11,6 @@ import (
 	"github.com/git-rally/git-rally/facts"
 )
 
-func init() { worktreeCommands = append(worktreeCommands, newCmdWorktreeList) }
-
 func newCmdWorktreeList(f *factory) *cobra.Command {
 	var j jsonFlags
 	c := &cobra.Command{

@@ -13,8 +13,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { worktreeCommands = append(worktreeCommands, newCmdWorktreePlan) }
-
 type worktreePlanOptions struct {
 	base string
 	j    jsonFlags

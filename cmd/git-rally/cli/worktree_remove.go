@@ -13,8 +13,6 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-func init() { worktreeCommands = append(worktreeCommands, newCmdWorktreeRemove) }
-
 type worktreeRemoveOptions struct {
 	force bool
 	j     jsonFlags
@@ -82,9 +80,38 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 	if err != nil {
 		return err
 	}
+	written, closed, err := recordRemoval(f, o, name, rm)
+	if err != nil {
+		return fmt.Errorf("the worktree is removed but recording it failed: %w", err)
+	}
+	if opts.j.On() {
+		return f.PrintJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written), "removed": worktreeRemoveJSON{
+			Name: name, Path: rm.Path, Branch: rm.Branch, WorktreeRemoved: rm.RemovedWorktree, BranchDeleted: rm.DeletedBranch,
+			BranchKept: rm.KeptBranch, Dropped: nonNil(rm.Dropped), ClaimsClosed: closed}})
+	}
+	if rm.RemovedWorktree {
+		fmt.Fprintf(f.Out, "removed worktree %s\n", rm.Path)
+	}
+	if n := len(rm.Dropped); n > 0 {
+		fmt.Fprintf(f.Out, "dropped %d uncommitted or untracked path(s)\n", n)
+	}
+	switch {
+	case rm.DeletedBranch:
+		fmt.Fprintf(f.Out, "deleted branch %s (merged)\n", rm.Branch)
+	case rm.KeptBranch != "":
+		fmt.Fprintf(f.Out, "kept branch %s: %s\n", rm.Branch, rm.KeptBranch)
+		fmt.Fprintf(f.Out, "  merge it (git merge %s) or delete it yourself (git branch -D %s)\n", rm.Branch, rm.Branch)
+	}
+	fmt.Fprintf(f.Out, "session %s removed; %d claim(s) closed\n", name, closed)
+	return nil
+}
+
+// recordRemoval appends the removed session fact and a leave for each
+// owner of the session, which closes its claims.
+func recordRemoval(f *factory, o facts.Owner, name string, rm *worktree.Removal) ([]*facts.Fact, int, error) {
 	l, err := f.Ledger()
 	if err != nil {
-		return err
+		return nil, 0, err
 	}
 	closed := 0
 	written, err := l.Append(func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
@@ -118,29 +145,7 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 		}
 		return out, nil
 	})
-	if err != nil {
-		return fmt.Errorf("the worktree is removed but recording it failed: %w", err)
-	}
-	if opts.j.On() {
-		return f.PrintJSON(&opts.j, map[string]any{"facts": cmdutil.RawFacts(written), "removed": worktreeRemoveJSON{
-			Name: name, Path: rm.Path, Branch: rm.Branch, WorktreeRemoved: rm.RemovedWorktree, BranchDeleted: rm.DeletedBranch,
-			BranchKept: rm.KeptBranch, Dropped: nonNil(rm.Dropped), ClaimsClosed: closed}})
-	}
-	if rm.RemovedWorktree {
-		fmt.Fprintf(f.Out, "removed worktree %s\n", rm.Path)
-	}
-	if n := len(rm.Dropped); n > 0 {
-		fmt.Fprintf(f.Out, "dropped %d uncommitted or untracked path(s)\n", n)
-	}
-	switch {
-	case rm.DeletedBranch:
-		fmt.Fprintf(f.Out, "deleted branch %s (merged)\n", rm.Branch)
-	case rm.KeptBranch != "":
-		fmt.Fprintf(f.Out, "kept branch %s: %s\n", rm.Branch, rm.KeptBranch)
-		fmt.Fprintf(f.Out, "  merge it (git merge %s) or delete it yourself (git branch -D %s)\n", rm.Branch, rm.Branch)
-	}
-	fmt.Fprintf(f.Out, "session %s removed; %d claim(s) closed\n", name, closed)
-	return nil
+	return written, closed, err
 }
 
 func removalSubject(rm *worktree.Removal) string {

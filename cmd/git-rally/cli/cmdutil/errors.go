@@ -58,7 +58,6 @@ const (
 func Classify(err error) (int, string, string) {
 	var (
 		ue *UsageError
-		fu *facts.UsageError
 		nf *facts.NotFoundError
 		re *facts.RefusedError
 		ce *facts.ConflictError
@@ -75,8 +74,6 @@ func Classify(err error) (int, string, string) {
 		return ExitUsage, ue.Msg, ue.Hint
 	case errors.As(err, &ke):
 		return ExitUsage, ke.Msg, ke.Hint
-	case errors.As(err, &fu):
-		return ExitUsage, fu.Msg, fu.Hint
 	case errors.As(err, &nf):
 		return ExitUsage, nf.Error(), "git rally log --json"
 	case errors.As(err, &ce):
@@ -92,42 +89,7 @@ func Classify(err error) (int, string, string) {
 	case errors.As(err, &ge):
 		return ExitFailure, err.Error(), ""
 	}
-	msg := err.Error()
-	if strings.HasPrefix(msg, "unknown command ") {
-		return rootUnknown(msg)
-	}
-	if isCobraUsage(msg) {
-		return ExitUsage, msg, "git rally help"
-	}
-	return ExitFailure, msg, ""
-}
-
-func isCobraUsage(msg string) bool {
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand flag", "accepts ", "requires at least",
-		"requires exactly", "flag needs an argument", "invalid argument", "required flag", "if any flags in the group", "at least one of the flags in the group", "none of the others can be"} {
-		if strings.Contains(msg, p) {
-			return true
-		}
-	}
-	return false
-}
-
-// rootUnknown rewrites cobra's multi-line error for an unknown top-level
-// command ("unknown command "x" for "git-rally"\n\nDid you mean this?\n\ty")
-// into one error line and a hint.
-func rootUnknown(msg string) (int, string, string) {
-	first, rest, _ := strings.Cut(msg, "\n")
-	first = strings.Replace(first, `for "git-rally"`, `for "git rally"`, 1)
-	var sugg []string
-	for _, l := range strings.Split(rest, "\n") {
-		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "Did you mean") {
-			sugg = append(sugg, l)
-		}
-	}
-	if len(sugg) == 0 {
-		return ExitUsage, first, "git rally help"
-	}
-	return ExitUsage, fmt.Sprintf("%s; did you mean %q?", first, sugg[0]), "git rally " + sugg[0]
+	return ExitFailure, err.Error(), ""
 }
 
 type errorJSON struct {
@@ -154,7 +116,6 @@ func errorCode(err error) string {
 		re *facts.RefusedError
 		ce *facts.ConflictError
 		nf *facts.NotFoundError
-		fu *facts.UsageError
 		ee *ExitError
 	)
 	switch {
@@ -174,16 +135,8 @@ func errorCode(err error) string {
 		return "usage"
 	case errors.As(err, &nf):
 		return "not-found"
-	case errors.As(err, &fu):
-		return "usage"
 	case errors.Is(err, worktree.ErrNotRepo):
 		return "not-a-repository"
-	}
-	if strings.HasPrefix(err.Error(), "unknown command ") {
-		return "unknown-command"
-	}
-	if isCobraUsage(err.Error()) {
-		return "usage"
 	}
 	return "error"
 }

@@ -1,9 +1,8 @@
-// Package cmdutil is what git-rally's commands share that needs no cobra:
-// the streams, the clock, the repository, the ledger, the caller's
-// identity, and the errors that carry exit codes. Package cli builds the
-// cobra tree on it; package early runs the hook command on it from an
-// init, before cobra's packages (and the many that sort before cobra's
-// text/template) initialise.
+// Package cmdutil is what git-rally's commands share: the factory (the
+// streams, the clock, the repository, the ledger, the caller's identity),
+// the errors that carry exit codes and the one place they become text
+// (Classify, Finish), the JSON output flags, and colour. The commands
+// themselves are in package cli, one file each.
 package cmdutil
 
 import (
@@ -21,11 +20,9 @@ import (
 	"github.com/git-rally/git-rally/worktree"
 )
 
-// UsageError is bad command-line input: exit 2.
-type UsageError struct{ Msg, Hint, Code string }
-
-// Error is the message.
-func (e *UsageError) Error() string { return e.Msg }
+// UsageError is bad input: exit 2, nothing written. The command line's
+// usage errors and the libraries' are one type.
+type UsageError = facts.UsageError
 
 // ExitError carries an exit code with no message (check --strict, a
 // hook's denial).
@@ -59,7 +56,14 @@ type Factory struct {
 // New returns a Factory on the given streams.
 func New(in io.Reader, out, err io.Writer) *Factory {
 	f := &Factory{In: in, Out: out, Err: err}
-	f.PrintJSON = f.printJSON
+	f.PrintJSON = func(_ *JSONFlags, v any) error {
+		buf, err := IndentedJSON(v)
+		if err != nil {
+			return err
+		}
+		_, err = f.Out.Write(buf.Bytes())
+		return err
+	}
 	return f
 }
 
@@ -262,4 +266,14 @@ func (f *Factory) Asker() (facts.Owner, error) {
 			Hint: "pass --tool <name> (for example --tool codex:verify-1), or export RALLY_TOOL, or git config rally.tool <name>"}
 	}
 	return o, err
+}
+
+// verifier returns the ledger's Verifier, nil when no signing or
+// allowed-signers file is configured (then no output carries verdicts).
+func (f *Factory) Verifier() (*facts.Verifier, error) {
+	l, err := f.Ledger()
+	if err != nil {
+		return nil, err
+	}
+	return l.Verifier()
 }
