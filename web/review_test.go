@@ -83,8 +83,11 @@ func startReview(t *testing.T, o Options) (*reviewSource, string, string) {
 	src := &reviewSource{fakeSource: fakeSource{head: "h1", room: reviewRoom}, diff: reviewDiff, stamp: "s1",
 		lines: []string{"$ working", "<b>bold?</b>"},
 		hlog: `[{"id":"f_h1","kind":"handoff","tool":"human:ana","target":"codex:01","subject":"review","body":"<i>why</i> this?",
-"files":["src/<b>.go:2"],"revision":"c1c1c1c1c1","clock":2,"at":"2026-01-05T09:30:00.000Z"}]`,
-		answer: `[{"id":"f_r1","kind":"receipt","tool":"codex:01","ref":"f_h1","clock":3,"at":"2026-01-05T09:31:00.000Z"}]`}
+"files":["src/<b>.go:2"],"revision":"c1c1c1c1c1","clock":2,"at":"2026-01-05T09:30:00.000Z"},
+{"id":"f_h2","kind":"handoff","tool":"human:ana","target":"codex:01","subject":"review","body":"rename it",
+"files":["src/<b>.go"],"revision":"c1c1c1c1c1","clock":4,"at":"2026-01-05T09:32:00.000Z"}]`,
+		answer: `[{"id":"f_r1","kind":"receipt","tool":"codex:01","ref":"f_h1","clock":3,"at":"2026-01-05T09:31:00.000Z"},
+{"id":"f_r2","kind":"receipt","tool":"codex:01","ref":"f_h2","status":"rejected","reason":"the name is the API's","clock":5,"at":"2026-01-05T09:33:00.000Z"}]`}
 	o.Source, o.Token, o.CSRF = src, "tok", "csrf1"
 	o.Watcher = &PollWatcher{Head: src.Head, Interval: 10 * time.Millisecond}
 	o.Now = func() time.Time { return time.Date(2026, 1, 5, 9, 40, 0, 0, time.UTC) }
@@ -203,6 +206,7 @@ func TestWorkCard(t *testing.T) {
 		`data-anchor="src/&lt;b&gt;.go:2"`, `data-anchor="src/&lt;b&gt;.go:3"`,
 		"&lt;script&gt;window.__pwned=1&lt;/script&gt;", "&lt;b&gt;bold?&lt;/b&gt;", "&lt;i&gt;why&lt;/i&gt; this?",
 		`class="badge rv-acknowledged">acknowledged`, `href="/history?token=tok#f_r1"`,
+		`class="badge rv-rejected">rejected`, `href="/history?token=tok#f_r2"`, "the name is the API&#39;s",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("the work card lacks %s", want)

@@ -211,7 +211,7 @@ func (s *Server) reviews() map[string][]*review {
 			switch {
 			case a.Kind == "resolve" || a.Kind == "artifact":
 				st = "resolved"
-			case a.Status == "rejected" || a.Reason != "":
+			case a.Kind == "receipt" && a.Status == "rejected": // receipt --reject
 				st = "rejected"
 			}
 			if rank(st) >= rank(r.State) {
