@@ -58,13 +58,10 @@ type Ledger struct {
 	// Signing is the repository's signing configuration (signing.go).
 	Signing  Signing
 	verifier *Verifier // the last Verifier, at its head
-	// Self is the caller's tool: under rally.requireSigned its own
-	// unsigned facts still count for it (View).
-	Self string
 	// Ignored counts the facts the last View left out.
-	Ignored    int
-	trusted    *State
-	trustedFor string
+	Ignored int
+	trusted *State
+	allowed refs.AllowedSigners // the allowed-signers file, read by checkVerdicts
 	// mergingTracking is set while MergeTracking runs (its own merge and
 	// risk append must not start another).
 	mergingTracking bool
@@ -418,6 +415,9 @@ func parseBlob(path string, data []byte) ([]*Fact, []string) {
 // parseBlobRaw is parseBlob; with alias, a fact's Raw is its line in data
 // when a newline ends it there (the caller owns data and keeps it as is).
 func parseBlobRaw(path string, data []byte, alias bool) ([]*Fact, []string) {
+	if w, ok := oversizeWarning(path, data); ok {
+		return nil, []string{w}
+	}
 	var out []*Fact
 	var warns []string
 	for rest := data; len(rest) > 0; {
@@ -503,6 +503,9 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		return nil, nil
 	}
 	if err := l.checkCanWrite(true); err != nil {
+		return nil, err
+	}
+	if err := l.checkVerdicts(fs, now); err != nil {
 		return nil, err
 	}
 	for i, f := range fs {

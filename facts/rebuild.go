@@ -575,6 +575,9 @@ type blobScanner struct {
 // skipped, exactly as parseBlobRaw(its path, data, true) does.
 func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
 	path := func() string { return b.dir + "/" + b.name }
+	if w, ok := oversizeWarning(path(), data); ok {
+		return nil, []string{w}
+	}
 	var out []scanned
 	var warns []string
 	for rest := data; len(rest) > 0; {

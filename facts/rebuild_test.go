@@ -314,13 +314,20 @@ func TestBlobScannerMatchesParseBlob(t *testing.T) {
 	rng := rand.New(rand.NewSource(11))
 	words := []string{"a", "src/x.go", "ünï", "\"q\"", "line\nbreak", "\u202e", "\x01", "日本"}
 	pick := func() string { return words[rng.Intn(len(words))] }
+	tools := []string{"a", "codex:x1", "claude_code:impl-1"} // most tools valid, so most facts are kept
+	pickTool := func() string {
+		if rng.Intn(4) == 0 {
+			return pick()
+		}
+		return tools[rng.Intn(len(tools))]
+	}
 	var sc blobScanner
 	kept := 0
 	for i := 0; i < 400; i++ {
 		var data []byte
 		name := ""
 		for k := 0; k < 1+rng.Intn(3); k++ {
-			f := &Fact{V: 1, Kind: Kinds[rng.Intn(len(Kinds))], Tool: pick(), At: "2026-01-01T00:00:00.000Z",
+			f := &Fact{V: 1, Kind: Kinds[rng.Intn(len(Kinds))], Tool: pickTool(), At: "2026-01-01T00:00:00.000Z",
 				Clock: rng.Int63n(40) - 2, Ref: pick(), Subject: pick(), Body: pick()}
 			if rng.Intn(2) == 0 {
 				f.Scopes = []string{"file:" + pick()}

@@ -212,7 +212,6 @@ func (a *agentRun) open() error {
 		return err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
-	l.Self = a.me.Tool
 	a.ledger = l
 	return nil
 }

@@ -14,6 +14,24 @@ type Info struct {
 	State     string      // live, exited or stopped
 	StartedAt string
 	LastSeen  string
+	Ended     *Ending // how an exited session's program ended, when its terminal kept it
+}
+
+// AddEndings reads, for each exited session, how its program ended from
+// the terminal the backend kept (one call each; none for other states).
+func AddEndings(b Backend, infos []Info) {
+	e, ok := b.(Ender)
+	if !ok {
+		return
+	}
+	for i := range infos {
+		if infos[i].State != StateExited || infos[i].Fact.Target == "" {
+			continue
+		}
+		if end, ok, err := e.Ended(infos[i].Fact.Target); err == nil && ok {
+			infos[i].Ended = &end
+		}
+	}
 }
 
 // Managed returns the managed sessions of the room (those a backend
