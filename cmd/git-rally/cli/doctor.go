@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -165,9 +166,10 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 		err := fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))
 		if !opts.repair && hasCode(problems, "missing-object") {
-			return &facts.FailedError{Err: err, Hint: "every fact is still in this clone's cache: git rally doctor --repair"}
+			err = &facts.FailedError{Err: err, Hint: "every fact is still in this clone's cache: git rally doctor --repair"}
 		}
-		return err
+		// The result (with "ok": false) is the answer: no error document.
+		return &cmdutil.AnsweredError{Err: err}
 	}
 	return nil
 }
