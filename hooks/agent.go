@@ -272,9 +272,13 @@ func (a *agentRun) promptSubmit() Answer {
 			fresh = append(fresh, it)
 		}
 	}
+	risks := overlapsFor(st, a.me.Tool, seen)
 	var ids []string
 	for _, it := range fresh {
 		ids = append(ids, it.Fact.ID)
+	}
+	for _, r := range risks {
+		ids = append(ids, r.ID)
 	}
 	// The lead's freeze and the rejection of a handoff of mine, once each.
 	var notes []string
@@ -303,6 +307,9 @@ func (a *agentRun) promptSubmit() Answer {
 	if len(fresh) > 0 {
 		text = inboxText(a.me, fresh)
 	}
+	if len(risks) > 0 {
+		text += overlapText(a.me, risks)
+	}
 	if len(notes) > 0 {
 		text += strings.Join(notes, "\n") + "\n"
 		if len(fresh) == 0 {
@@ -313,6 +320,25 @@ func (a *agentRun) promptSubmit() Answer {
 		text = handed + "\n\n" + text
 	}
 	return a.answer(a.host.context(a.host.prompt, text))
+}
+
+// overlapsFor are the open overlap-detected risks that name tool as an
+// owner and that it has not been shown, oldest first.
+func overlapsFor(st *facts.State, tool string, seen map[string]bool) []*facts.Fact {
+	var out []*facts.Fact
+	for _, r := range st.Risks {
+		if seen[r.ID] || st.Retraction[r.ID] != "" {
+			continue
+		}
+		for _, o := range facts.OverlapOwners(r) {
+			if o == tool {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	facts.SortFacts(out)
+	return out
 }
 
 // markShown adds ids to what the agent has seen, forgetting handoffs that
@@ -326,6 +352,11 @@ func (a *agentRun) markShown(st *facts.State, ids []string) {
 	for _, it := range st.Inbox([]string{a.me.Tool}, a.inv.Now) {
 		if seen[it.Fact.ID] {
 			keep = append(keep, it.Fact.ID)
+		}
+	}
+	for id, r := range st.Risks {
+		if seen[id] && facts.OverlapOwners(r) != nil {
+			keep = append(keep, id)
 		}
 	}
 	for _, b := range st.Freezes() {

@@ -56,6 +56,8 @@ func Handle(inv Invocation) (ans Answer) {
 		return preCommit(inv)
 	case inv.Host == Git && ev == "prepush":
 		return prePush(inv)
+	case inv.Host == Git && ev == "postcommit":
+		return postCommit(inv)
 	case inv.Host == Git:
 		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown git hook %q; nothing checked\n", inv.Event))}
 	case !isAgent:
