@@ -88,8 +88,9 @@ func runDemo(f *factory, opts *demoOptions) error {
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
-	fmt.Fprintf(f.Out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
-		counts.ClaimsAccepted, counts.ClaimsRefused, counts.Handoffs, counts.Receipts, counts.Worktrees, counts.Risks)
+	fmt.Fprintf(f.Out, "\n%s accepted, %d refused; %s, %s; %s; %s\n",
+		plural(counts.ClaimsAccepted, "claim"), counts.ClaimsRefused, plural(counts.Handoffs, "handoff"), plural(counts.Receipts, "receipt"),
+		plural(counts.Worktrees, "worktree"), plural(counts.Risks, "risk"))
 	if opts.keep {
 		fmt.Fprintf(f.Out, "the repository is kept at %s (the next demo replaces it)\n", repo)
 	} else {
