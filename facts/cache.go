@@ -35,7 +35,7 @@ import (
 //	facts-<gen>.idx    a record per mirror line (mirrorindex.go)
 //
 // The .bin files are in the cache's own encoding (cachecodec.go).
-const cacheVersion = 12 // 12: the lead fact and rejected handoffs (11 was taken by a parallel branch)
+const cacheVersion = 13 // 13: a stopped session's owner has left; 12: the lead fact and rejected handoffs (11 was taken by a parallel branch)
 
 const stateFile = "state.bin"
 
