@@ -31,14 +31,15 @@ const (
 	KindDecision     = "decision"
 	KindSession      = "session"
 	KindDelivery     = "delivery"
-	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
-	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
+	KindPlan         = "plan"   // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead"   // the room's lead seat: target the new lead, none to empty it (lead.go)
+	KindStatus       = "status" // what a peer is doing (activity.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead, KindStatus}
 
 // Access modes.
 const (
@@ -295,9 +296,19 @@ func (f *Fact) Validate() error {
 	if err := CheckTool(f.Tool); err != nil {
 		return err
 	}
-	if f.Target != "" {
+	if f.Target != "" && f.Kind != KindSession { // a session's target is its terminal (a tmux pane)
 		if err := CheckTool(f.Target); err != nil {
 			return err
+		}
+	}
+	if f.Session != "" {
+		if err := CheckSession(f.Session); err != nil {
+			return err
+		}
+	}
+	for _, sc := range f.Scopes {
+		if why := NonCanonical(sc); why != "" {
+			return &UsageError{Msg: fmt.Sprintf("scope %q: %s", Sanitize(sc, 200), why)}
 		}
 	}
 	if err := CheckText("subject", f.Subject, MaxSubject); err != nil {
@@ -305,6 +316,9 @@ func (f *Fact) Validate() error {
 	}
 	if err := CheckText("body", f.Body, MaxBody); err != nil {
 		return err
+	}
+	if f.Kind == KindStatus && (f.Status == "" || len(f.Status) > 40) {
+		return usagef("a status fact needs an activity (at most 40 bytes)")
 	}
 	for _, s := range append(append([]string{f.Reason}, f.Evidence...), f.Files...) {
 		if err := CheckText("text", s, MaxSubject*4); err != nil {
@@ -314,17 +328,39 @@ func (f *Fact) Validate() error {
 	return nil
 }
 
-// CheckTool validates a tool id: printable, no spaces, at most 128 bytes.
+// CheckTool validates a tool id (SPEC §2): 1-128 characters of letters,
+// digits and _ . - + : /. Nothing a shell or a terminal reads specially
+// (backticks, $, quotes, spaces, controls) is in it.
 func CheckTool(t string) error {
-	if t == "" || len(t) > 128 {
-		return &UsageError{Msg: fmt.Sprintf("bad tool id %q: want 1-128 printable characters", t)}
-	}
-	for _, r := range t {
-		if r <= ' ' || r == 0x7f || r == '"' || r == '\\' {
-			return &UsageError{Msg: fmt.Sprintf("bad tool id %q: no spaces, quotes or control characters", t)}
-		}
+	if !ValidID(t) {
+		return &UsageError{Msg: fmt.Sprintf("bad tool id %q: want 1-128 letters, digits and _ . - + : /", Sanitize(t, 140)),
+			Hint: "for example --tool claude_code:impl-1"}
 	}
 	return nil
+}
+
+// CheckSession validates a session id ($RALLY_SESSION) as a tool id.
+func CheckSession(s string) error {
+	if !ValidID(s) {
+		return &UsageError{Msg: fmt.Sprintf("bad session id %q: want 1-128 letters, digits and _ . - + : /", Sanitize(s, 140))}
+	}
+	return nil
+}
+
+// ValidID reports whether s is 1-128 characters of [A-Za-z0-9_.+:/-]:
+// a tool id, a target or a session id.
+func ValidID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '_' || c == '.' || c == '-' || c == '+' || c == ':' || c == '/') {
+			return false
+		}
+	}
+	return true
 }
 
 // Summary is a one-line human description, used as the commit message.
@@ -334,6 +370,8 @@ func (f *Fact) Summary() string {
 	switch {
 	case f.Kind == KindReceipt && f.Status == Rejected:
 		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
+	case f.Kind == KindStatus:
+		b.WriteString(" " + oneLine(f.Status, 20))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/git-rally/git-rally/refs"
 )
 
 // MaxClock bounds a fact's clock: a positive integer below 2^53, so every
@@ -52,6 +54,42 @@ func checkStoredID(f *Fact, id string, err error, name string) *Corrupt {
 	}
 	if s, ok := unprintableIdent(f); ok {
 		return &Corrupt{"bad-text", fmt.Sprintf("fact %s carries control or invisible characters in %q", f.ID, Sanitize(s, 60))}
+	}
+	return checkShape(f)
+}
+
+// checkShape holds a stored fact to what an append may write (SPEC §2,
+// §3): ids of the allowed characters, canonical scopes, texts within
+// their limits. A fact over them came from elsewhere and is corrupt.
+func checkShape(f *Fact) *Corrupt {
+	for _, id := range [...]struct{ key, v string }{{"tool", f.Tool}, {"target", f.Target}, {"session", f.Session}} {
+		if id.key == "target" && f.Kind == KindSession { // a session's target is its terminal (a tmux pane)
+			continue
+		}
+		if (id.v != "" || id.key == "tool") && !ValidID(id.v) {
+			return &Corrupt{"bad-tool", fmt.Sprintf("fact %s: %s %q is not 1-128 letters, digits and _ . - + : /", f.ID, id.key, Sanitize(id.v, 60))}
+		}
+	}
+	for _, sc := range f.Scopes {
+		if why := NonCanonical(sc); why != "" {
+			return &Corrupt{"bad-scope", fmt.Sprintf("fact %s: scope %q is not canonical (%s): it claims nothing", f.ID, Sanitize(sc, 60), why)}
+		}
+	}
+	if len(f.Subject) > MaxSubject || strings.ContainsAny(f.Subject, "\n\r") {
+		return &Corrupt{"oversize", fmt.Sprintf("fact %s: its subject is %d bytes or more than one line (the limit is %d, one line)", f.ID, len(f.Subject), MaxSubject)}
+	}
+	if len(f.Body) > MaxBody {
+		return &Corrupt{"oversize", fmt.Sprintf("fact %s: its body is %d bytes (the limit is %d)", f.ID, len(f.Body), MaxBody)}
+	}
+	if len(f.Reason) > MaxSubject*4 {
+		return &Corrupt{"oversize", fmt.Sprintf("fact %s: its reason is over %d bytes", f.ID, MaxSubject*4)}
+	}
+	for _, ss := range [...][]string{f.Evidence, f.Files} {
+		for _, s := range ss {
+			if len(s) > MaxSubject*4 {
+				return &Corrupt{"oversize", fmt.Sprintf("fact %s: a file or evidence line is %d bytes (the limit is %d)", f.ID, len(s), MaxSubject*4)}
+			}
+		}
 	}
 	return nil
 }
@@ -185,4 +223,14 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
+}
+
+// oversizeWarning is the warning for a blob a stream skipped for being
+// over refs.MaxBlob (SPEC §2): a corrupt fact, kept and synced unchanged.
+func oversizeWarning(path string, data []byte) (string, bool) {
+	size, ok := refs.Oversize(data)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("skipping corrupt fact in %s: oversize: the blob is %d bytes; a fact is at most %d", Sanitize(path, 200), size, refs.MaxBlob), true
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/git-rally/git-rally/refs"
 )
 
 // ReapItem is a claim the reaper may close or a handoff the 30-day sweep
@@ -128,6 +130,10 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	seen := map[string]string{}
 	for _, b := range blobs {
 		data, err := l.Store.ReadBlob(b.hash)
+		if errors.Is(err, refs.ErrTooLarge) {
+			ps = append(ps, Problem{Code: "oversize", Path: b.path, Message: err.Error()})
+			continue
+		}
 		if err != nil {
 			ps = append(ps, Problem{Code: "missing-object", Path: b.path, Message: err.Error()})
 			continue

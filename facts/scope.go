@@ -37,6 +37,21 @@ type PathContext struct {
 // existing directory; bare paths are relative to the current directory,
 // typed path scopes to the repository root.
 func ParseScope(arg string, pc PathContext) (Scope, error) {
+	if len(arg) > MaxScope {
+		return Scope{}, &UsageError{Msg: fmt.Sprintf("scope is %d bytes; the limit is %d", len(arg), MaxScope),
+			Hint: "claim the directory that holds it (dir:<path>) or a glob"}
+	}
+	sc, err := parseScope(arg, pc)
+	if err != nil {
+		return sc, err
+	}
+	if why := NonCanonical(sc.String()); why != "" {
+		return Scope{}, usagef("scope %q: %s", Sanitize(arg, 200), why)
+	}
+	return sc, nil
+}
+
+func parseScope(arg string, pc PathContext) (Scope, error) {
 	if strings.TrimSpace(arg) == "" {
 		return Scope{}, usagef("empty scope")
 	}
@@ -171,21 +186,11 @@ func insideViaSymlinks(root, rel, orig string) error {
 		lit = path.Dir(lit[:i] + "x")
 	}
 	p := filepath.Join(root, filepath.FromSlash(lit))
-	// The deepest part of the path that exists is what a write would go
-	// through.
-	for {
-		if _, err := os.Lstat(p); err == nil {
-			break
-		}
-		parent := filepath.Dir(p)
-		if parent == p || len(parent) < len(root) {
-			return nil
-		}
-		p = parent
-	}
-	real, err := filepath.EvalSymlinks(p)
+	// Where a write to the path would land: symlinks followed, a dangling
+	// one too (a write through it creates its target).
+	real, err := resolveLenient(p, 0)
 	if err != nil {
-		return nil
+		return &UsageError{Msg: fmt.Sprintf("path %q: %v", orig, err)}
 	}
 	realRoot, err := filepath.EvalSymlinks(root)
 	if err != nil {
@@ -197,6 +202,38 @@ func insideViaSymlinks(root, rel, orig string) error {
 			Hint: "claim the path inside the repository that you will change"}
 	}
 	return nil
+}
+
+// resolveLenient is filepath.EvalSymlinks for a path whose tail may not
+// exist: the missing part is kept as written, and a dangling symlink is
+// followed to the target it names.
+func resolveLenient(p string, hops int) (string, error) {
+	if real, err := filepath.EvalSymlinks(p); err == nil {
+		return real, nil
+	}
+	if hops > 40 {
+		return "", fmt.Errorf("too many levels of symbolic links")
+	}
+	parent := filepath.Dir(p)
+	if parent == p {
+		return p, nil
+	}
+	fi, err := os.Lstat(p)
+	if err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		t, err := os.Readlink(p)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(t) {
+			t = filepath.Join(parent, t)
+		}
+		return resolveLenient(t, hops+1)
+	}
+	rp, err := resolveLenient(parent, hops)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(rp, filepath.Base(p)), nil
 }
 
 // relViaSymlinks handles an absolute path given through a symlinked prefix

@@ -1,7 +1,10 @@
 package facts
 
 import (
+	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	"github.com/git-rally/git-rally/refs"
 )
@@ -11,8 +14,8 @@ import (
 type Signing struct {
 	// Sign: rally.sign. Every ledger commit is signed with user.signingKey.
 	Sign bool
-	// Require: rally.requireSigned. Projections ignore other tools' facts
-	// that are not verified, and this clone appends only signed commits.
+	// Require: rally.requireSigned. Projections ignore every fact that is
+	// not verified, and this clone appends only facts that would be.
 	Require bool
 	// AllowedSigners: rally.allowedSigners, else gpg.ssh.allowedSignersFile.
 	AllowedSigners string
@@ -73,10 +76,10 @@ func (l *Ledger) checkCanWrite(appending bool) error {
 }
 
 // View is the projection commands act on: Read's, or under
-// rally.requireSigned the projection of the facts that are verified, and
-// of Self's own unsigned ones. Other tools' unsigned and bad facts stay in the log
-// and in the totals (Ignored counts them) but never act: such a claim
-// does not block, such a receipt does not answer.
+// rally.requireSigned the projection of the facts that are verified.
+// Unsigned and bad facts, whoever they name, stay in the log and in the
+// totals (Ignored counts them) but never act: such a claim does not
+// block, such a release closes nothing, such a receipt does not answer.
 func (l *Ledger) View() (*State, error) {
 	st, err := l.Read()
 	if err != nil {
@@ -86,12 +89,12 @@ func (l *Ledger) View() (*State, error) {
 }
 
 // view filters st for View; it is built from all facts (the mirror), once
-// per head and caller.
+// per head.
 func (l *Ledger) view(st *State) (*State, error) {
 	if !l.Signing.Require || st.Head == "" {
 		return st, nil
 	}
-	if l.trusted != nil && l.trusted.Head == st.Head && l.trustedFor == l.Self {
+	if l.trusted != nil && l.trusted.Head == st.Head {
 		return l.trusted, nil
 	}
 	v, err := l.Verifier()
@@ -108,21 +111,87 @@ func (l *Ledger) view(st *State) (*State, error) {
 	}
 	keep := make([]*Fact, 0, len(all))
 	for _, f := range all {
-		// The caller's own unsigned facts (from before it signed) count
-		// for it; a bad one in its name is a forgery like any other.
-		switch v.Verdict(f.ID, f.Tool) {
-		case Verified:
+		// Nothing unsigned acts, whoever it names: this clone never
+		// appends unsigned under requireSigned, so an unsigned fact in
+		// the caller's own name is a forgery like any other.
+		if v.Verdict(f.ID, f.Tool) == Verified {
 			keep = append(keep, f)
-		case Unsigned:
-			if f.Tool == l.Self && l.Self != "" {
-				keep = append(keep, f)
-			}
 		}
 	}
 	nst := Build(keep)
 	nst.Head, nst.Tree, nst.MaxClock = st.Head, st.Tree, st.MaxClock
 	nst.Facts, nst.Retracted, nst.ByKind, nst.Bad = st.Facts, st.Retracted, st.ByKind, st.Bad
 	l.Ignored = len(all) - len(keep)
-	l.trusted, l.trustedFor = nst, l.Self
+	l.trusted = nst
 	return nst, nil
+}
+
+// checkVerdicts is the gate on what this clone writes (SPEC §17): a fact
+// whose verdict would be bad or ignored (the signing key is not listed
+// for its tool in the allowed-signers file) is refused under
+// rally.requireSigned, where no clone would act on it, and warned about
+// otherwise. Unsigned writes are checkCanWrite's.
+func (l *Ledger) checkVerdicts(fs []*Fact, now time.Time) error {
+	if !l.Signing.Sign || l.Store.Signer == nil || refs.SSH == nil {
+		return nil
+	}
+	kh, ok := l.Store.Signer.(refs.KeyHolder)
+	if !ok {
+		return nil
+	}
+	key, err := kh.Public()
+	if err != nil {
+		return err
+	}
+	allowed := l.allowedSigners()
+	var bad []string
+	seen := map[string]bool{}
+	for _, f := range fs {
+		listed := false
+		switch {
+		case allowed == nil:
+		case f.Tool == SystemTool:
+			listed = allowed.Lists(key, "git", now)
+		default:
+			listed = allowed.Allows(f.Tool, key, "git", now)
+		}
+		if !listed && !seen[f.Tool] {
+			seen[f.Tool] = true
+			bad = append(bad, f.Tool)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	where := "the allowed-signers file"
+	if l.Signing.AllowedSigners == "" {
+		where = "an allowed-signers file (none is configured)"
+	} else {
+		where += " " + l.Signing.AllowedSigners
+	}
+	msg := fmt.Sprintf("a fact as %s would not be verified: the signing key is not listed for it in %s", strings.Join(bad, ", "), where)
+	if l.Signing.Require {
+		return &RefusedError{Msg: msg + "; rally.requireSigned is set, so no clone would act on it",
+			Hint: "git rally whoami   # write as a tool your key is listed for, or list the key for " + bad[0] + " in the allowed-signers file",
+			Code: "unverifiable-write"}
+	}
+	l.warn("%s; it is written and shown as bad", msg)
+	return nil
+}
+
+// allowedSigners is the allowed-signers file, parsed once per process
+// (the Verifier's when it was read).
+func (l *Ledger) allowedSigners() refs.AllowedSigners {
+	if l.verifier != nil {
+		return l.verifier.allowed
+	}
+	if l.allowed != nil || l.Signing.AllowedSigners == "" {
+		return l.allowed
+	}
+	data, err := os.ReadFile(l.Signing.AllowedSigners)
+	if err != nil {
+		return nil
+	}
+	l.allowed, _ = refs.SSH.ParseAllowedSigners(data)
+	return l.allowed
 }

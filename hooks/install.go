@@ -43,6 +43,9 @@ type Result struct {
 	Events  []string // agent hosts: the events rally's entries answer
 	Note    string   // what the user should know (trust steps, foreign hooks)
 	MCP     string   // the MCP server's name, when this is the host's MCP registration
+	// Local is a worktree-local copy rally keeps besides Path (Codex in
+	// a linked worktree: Path is the main checkout's file Codex runs).
+	Local string
 	// Problems are what stands between installed entries and hooks that
 	// run: trust and approval steps, a start directory, a switch.
 	Problems []Problem
@@ -53,7 +56,12 @@ func Install(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return installGit(r)
-	case Claude, Codex, Gemini, Cursor:
+	case Codex:
+		if m := codexMain(r); m != nil {
+			return installCodexLinked(r, m)
+		}
+		return installSettings(r, host)
+	case Claude, Gemini, Cursor:
 		return installSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)
@@ -75,7 +83,12 @@ func Status(r *worktree.Repo, host string) (Result, error) {
 	switch host {
 	case Git:
 		return statusGit(r)
-	case Claude, Codex, Gemini, Cursor:
+	case Codex:
+		if m := codexMain(r); m != nil {
+			return statusCodexLinked(r, m)
+		}
+		return statusSettings(r, host)
+	case Claude, Gemini, Cursor:
 		return statusSettings(r, host)
 	}
 	return Result{}, fmt.Errorf("unknown host %q", host)

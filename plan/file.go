@@ -30,6 +30,9 @@ type Task struct {
 	DependsOn []string `json:"depends_on"`
 	Check     string   `json:"check,omitempty"`
 	Agent     string   `json:"agent,omitempty"`
+	// Args are added to the agent's command line when plan run starts
+	// it (as after "--" of git rally run): a model, a flag.
+	Args []string `json:"args,omitempty"`
 }
 
 // Task returns the task with this id, nil when there is none.

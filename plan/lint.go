@@ -17,6 +17,7 @@ const (
 	NoOwns            = "no-owns"
 	BadID             = "bad-id"
 	BadScope          = "bad-scope"
+	BadArgs           = "bad-args"
 )
 
 // Problem is one reason a plan cannot start.
@@ -44,6 +45,14 @@ func Lint(p *Plan, pc facts.PathContext) (*Plan, []Problem) {
 	for i, t := range p.Tasks {
 		ct := t
 		ct.Owns, ct.DependsOn = []string{}, append([]string{}, t.DependsOn...)
+		for k, a := range t.Args {
+			if a == "" || strings.ContainsRune(a, 0) || len(a) > 4096 {
+				add(BadArgs, []string{t.ID}, nil, "task %s: argument %d of \"args\" is empty, holds NUL or is longer than 4096 bytes", t.ID, k+1)
+			}
+		}
+		if len(t.Args) > 64 {
+			add(BadArgs, []string{t.ID}, nil, "task %s has %d \"args\": at most 64", t.ID, len(t.Args))
+		}
 		switch j, dup := first[t.ID]; {
 		case !ValidID(t.ID):
 			add(BadID, []string{t.ID}, nil, "task #%d has the id %q: want 1-64 letters, digits, '.', '_' or '-'", i+1, t.ID)

@@ -33,16 +33,23 @@ func (st *Store) ReadBlobs(hs []Hash) ([][]byte, error) {
 		}
 		return out, nil
 	}
-	var in bytes.Buffer
-	for _, h := range hs {
-		in.WriteString(h.String())
-		in.WriteByte('\n')
-	}
-	raw, err := GitInput(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, in.Bytes(), "cat-file", "--batch")
+	// Streamed, so a blob over MaxBlob is skipped, never held.
+	out := make([][]byte, len(hs))
+	tooLarge := map[int]int64{}
+	err := st.streamRange(0, len(hs), func(i int) Hash { return hs[i] }, func(i int, data []byte) {
+		if size, ok := Oversize(data); ok {
+			tooLarge[i] = size
+			return
+		}
+		out[i] = data
+	})
 	if err != nil {
 		return nil, err
 	}
-	return parseBatch(raw, hs)
+	for i, size := range tooLarge {
+		return nil, fmt.Errorf("reading blob %s: %w", hs[i], &TooLargeError{hs[i], size, MaxBlob})
+	}
+	return out, nil
 }
 
 // StreamBlobs reads the blobs with one `git cat-file --batch --buffer`
@@ -110,6 +117,14 @@ func (st *Store) streamRange(lo, hi int, hash func(i int) Hash, fn func(i int, d
 			if err != nil || n < 0 {
 				return fmt.Errorf("cat-file: bad size for %s", h)
 			}
+			if n > MaxBlob {
+				if err := skipBlob(br, int64(n)+1); err != nil {
+					return fmt.Errorf("cat-file: output ends inside %s", h)
+				}
+				fn(i, oversizeBlob(int64(n)))
+				continue
+			}
+			InflatedBytes.Add(int64(n))
 			data := make([]byte, n+1) // the content and git's newline
 			if _, err := io.ReadFull(br, data); err != nil {
 				return fmt.Errorf("cat-file: output ends inside %s", h)
@@ -130,8 +145,19 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 		for {
 			rec, err := br.ReadSlice(0)
 			if err == bufio.ErrBufferFull {
-				rest, err2 := br.ReadBytes(0)
-				rec, err = append(append([]byte(nil), rec...), rest...), err2
+				// A path this long is no ledger's (whose paths are a few
+				// dozen bytes); one over the cap is skipped, never held.
+				long := append([]byte(nil), rec...)
+				for err == bufio.ErrBufferFull {
+					rec, err = br.ReadSlice(0)
+					if len(long) <= MaxBlob {
+						long = append(long, rec...)
+					}
+				}
+				if len(long) > MaxBlob {
+					continue
+				}
+				rec = long
 			}
 			if err == io.EOF && len(rec) == 0 {
 				return nil
@@ -156,31 +182,4 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 			fn(rec[tab+1:], string(typ) == "tree", h)
 		}
 	}, "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())
-}
-
-// parseBatch splits `git cat-file --batch` output: for each object a line
-// "<id> <type> <size>", the content and a newline, or "<id> missing".
-func parseBatch(raw string, hs []Hash) ([][]byte, error) {
-	out := make([][]byte, len(hs))
-	for i, h := range hs {
-		nl := strings.IndexByte(raw, '\n')
-		if nl < 0 {
-			return nil, fmt.Errorf("cat-file: output ends before %s", h)
-		}
-		hdr := strings.Fields(raw[:nl])
-		raw = raw[nl+1:]
-		if len(hdr) == 2 && hdr[1] == "missing" {
-			return nil, fmt.Errorf("blob %s: %w", h, ErrNotFound)
-		}
-		if len(hdr) != 3 || hdr[0] != h.String() {
-			return nil, fmt.Errorf("cat-file: unexpected header %q for %s", strings.Join(hdr, " "), h)
-		}
-		n, err := strconv.Atoi(hdr[2])
-		if err != nil || n < 0 || n+1 > len(raw) {
-			return nil, fmt.Errorf("cat-file: bad size for %s", h)
-		}
-		out[i] = []byte(raw[:n])
-		raw = raw[n+1:]
-	}
-	return out, nil
 }

@@ -208,6 +208,15 @@ func (p *blobProc) readEntry(br *bufio.Reader, r blobReq, fn func(i int, data []
 				if err != nil || n < 0 {
 					return fmt.Errorf("cat-file: bad size for %s", r.h)
 				}
+				if n > MaxBlob {
+					if err := skipBlob(br, int64(n)+1); err != nil {
+						return fmt.Errorf("cat-file: output ends inside %s", r.h)
+					}
+					StreamedBlobs.Add(1)
+					fn(r.i, oversizeBlob(int64(n)))
+					return nil
+				}
+				InflatedBytes.Add(int64(n))
 				// The content and git's newline, cut from the slab (its
 				// capacity ends with it: fn may append to it).
 				if n+1 > len(p.slab) {

@@ -14,9 +14,16 @@ import (
 // read in-process (a `git config` per command would cost an append more
 // than the append itself): system, global, the repository's config and,
 // with extensions.worktreeConfig, the worktree's, then `git -c` and
-// GIT_CONFIG_COUNT; include.path is followed. includeIf is not.
+// GIT_CONFIG_COUNT. A file that includes another (include or includeIf)
+// is read by git itself, once: `git config -z --list --includes` gives
+// every value in git's order with every condition (gitdir:, gitdir/i:,
+// onbranch:, hasconfig:remote.*.url:) decided as git decides it, which
+// an in-process reader could only imitate (an include's values come
+// where the include stands, between the sections around it).
 type Config struct {
-	vals map[string][]string // "section.key" or "section.sub.key", section and key lowercased
+	vals     map[string][]string // "section.key" or "section.sub.key", section and key lowercased
+	includes bool                // a file read holds include or includeIf
+	byGit    bool                // vals are git's own listing
 }
 
 // ReadConfig reads the configuration of the repository with the given
@@ -28,16 +35,59 @@ func ReadConfig(commonDir, gitDir string) *Config {
 // ReadConfigWith is ReadConfig with the repository's config file already
 // read (local; nil reads it).
 func ReadConfigWith(commonDir, gitDir string, local []byte) *Config {
+	c := readInProcess(commonDir, gitDir, local)
+	if c.includes || strings.Contains(os.Getenv("GIT_CONFIG_PARAMETERS"), "include") {
+		dir := gitDir
+		if dir == "" {
+			dir = commonDir
+		}
+		if vals, err := gitConfigList(dir); err == nil {
+			c.vals, c.byGit = vals, true
+		}
+	}
+	return c
+}
+
+// gitConfigList is git's own reading of the configuration of the
+// repository at gitDir.
+func gitConfigList(gitDir string) (map[string][]string, error) {
+	out, err := Git(gitDir, nil, "--git-dir="+gitDir, "config", "-z", "--list", "--includes")
+	if err != nil {
+		return nil, err
+	}
+	vals := map[string][]string{}
+	for _, e := range strings.Split(out, "\x00") {
+		if e == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(e, "\n")
+		if !ok {
+			v = "" // a key with no "=": true for a boolean
+		}
+		k = normKey(k)
+		vals[k] = append(vals[k], v)
+	}
+	return vals, nil
+}
+
+// readInProcess reads the configuration files without git; includes
+// says whether one of them includes another.
+func readInProcess(commonDir, gitDir string, local []byte) *Config {
 	c := &Config{vals: map[string][]string{}}
 	if os.Getenv("GIT_CONFIG_NOSYSTEM") == "" {
-		sys := os.Getenv("GIT_CONFIG_SYSTEM")
-		if sys == "" {
+		// Set but empty names no file, as for git.
+		sys, ok := os.LookupEnv("GIT_CONFIG_SYSTEM")
+		if !ok {
 			sys = "/etc/gitconfig"
 		}
-		c.readFile(sys, 0)
+		if sys != "" {
+			c.readFile(sys, 0)
+		}
 	}
-	if g := os.Getenv("GIT_CONFIG_GLOBAL"); g != "" {
-		c.readFile(g, 0)
+	if g, ok := os.LookupEnv("GIT_CONFIG_GLOBAL"); ok {
+		if g != "" {
+			c.readFile(g, 0)
+		}
 	} else {
 		xdg := os.Getenv("XDG_CONFIG_HOME")
 		home, _ := os.UserHomeDir()
@@ -78,9 +128,12 @@ func (c *Config) Get(key string) string {
 	return vs[len(vs)-1]
 }
 
-// Conditional reports whether an includeIf section was read: the files it
-// names, which ReadConfig does not follow, may set any key.
+// Conditional reports whether an includeIf section was read in-process
+// (git could not be asked): the files it names may set any key.
 func (c *Config) Conditional() bool {
+	if c.byGit {
+		return false
+	}
 	for k := range c.vals {
 		if strings.HasPrefix(k, "includeif.") {
 			return true
@@ -138,6 +191,9 @@ func (c *Config) readData(path string, b []byte, depth int) {
 		return // git would refuse the file; rally reads on without it
 	}
 	for _, s := range cfg.Sections {
+		if strings.EqualFold(s.Name, "include") || strings.EqualFold(s.Name, "includeIf") {
+			c.includes = true
+		}
 		for _, o := range s.Options {
 			c.set(s.Name+"."+o.Key, o.Value)
 			if strings.EqualFold(s.Name, "include") && strings.EqualFold(o.Key, "path") {

@@ -13,7 +13,7 @@ func TestReadConfig(t *testing.T) {
 	t.Setenv("HOME", home)
 	t.Setenv("XDG_CONFIG_HOME", "")
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_CONFIG_GLOBAL", "")
+	unsetenv(t, "GIT_CONFIG_GLOBAL")
 	os.WriteFile(filepath.Join(home, ".gitconfig"), []byte("[user]\n\tsigningKey = ~/.ssh/id.pub\n[rally]\n\tsign = false\n"), 0o666)
 	os.WriteFile(filepath.Join(gd, "extra"), []byte("[gpg \"ssh\"]\n\tallowedSignersFile = /etc/allowed\n"), 0o666)
 	for _, kv := range [][]string{{"rally.sign", "yes"}, {"include.path", "extra"}, {"Rally.RequireSigned", "true"}} {
@@ -37,4 +37,11 @@ func TestReadConfig(t *testing.T) {
 	if got := c.Path("user.signingkey"); got != filepath.Join(home, ".ssh/id.pub") {
 		t.Errorf("Path = %q", got)
 	}
+}
+
+// unsetenv unsets key for the test (git reads GIT_CONFIG_GLOBAL="" as no
+// global file, not as unset).
+func unsetenv(t *testing.T, key string) {
+	t.Setenv(key, "")
+	os.Unsetenv(key)
 }

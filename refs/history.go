@@ -116,20 +116,21 @@ func (st *Store) ReadSignedCommits(hs []Hash) ([]SignedCommit, error) {
 		}
 		return out, nil
 	}
-	var in bytes.Buffer
-	for _, h := range hs {
-		in.WriteString(h.String() + "\n")
-	}
-	raw, err := GitInput(st.CommonDir, []string{"GIT_DIR=" + st.CommonDir}, in.Bytes(), "cat-file", "--batch")
+	// Streamed, never held whole: a commit over the cap (a hostile
+	// remote's 200 MiB message) is skipped by the stream, an error here.
+	errs := make([]error, len(hs))
+	err := st.streamRange(0, len(hs), func(i int) Hash { return hs[i] }, func(i int, d []byte) {
+		if size, ok := Oversize(d); ok {
+			errs[i] = &TooLargeError{hs[i], size, MaxBlob}
+			return
+		}
+		out[i], errs[i] = parseSignedCommit(d)
+	})
 	if err != nil {
 		return nil, err
 	}
-	datas, err := parseBatch(raw, hs)
-	if err != nil {
-		return nil, err
-	}
-	for i, d := range datas {
-		if out[i], err = parseSignedCommit(d); err != nil {
+	for i, err := range errs {
+		if err != nil {
 			return nil, fmt.Errorf("commit %s: %w", hs[i], err)
 		}
 	}

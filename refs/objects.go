@@ -108,6 +108,10 @@ func (db *objectDB) loose(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The header declares the size: nothing past the cap is inflated.
+	if lim := limitOf(t); size > lim {
+		return nil, &TooLargeError{Hash(h), size, lim}
+	}
 	obj := &plumbing.MemoryObject{}
 	obj.SetType(t)
 	obj.SetSize(size)
@@ -115,7 +119,9 @@ func (db *objectDB) loose(h plumbing.Hash) (plumbing.EncodedObject, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, err := io.Copy(w, r); err != nil {
+	n, err := io.Copy(w, io.LimitReader(r, size))
+	InflatedBytes.Add(n)
+	if err != nil {
 		return nil, err
 	}
 	return obj, nil
@@ -140,10 +146,14 @@ func (db *objectDB) packed(h plumbing.Hash) (plumbing.EncodedObject, error) {
 			p.f = f
 			p.pf = packfile.NewPackfileWithCache(p.idx, nil, osFile{f}, db.cache, 0)
 		}
+		if err := p.checkPacked(h, off); err != nil {
+			return nil, err
+		}
 		obj, err := p.pf.GetByOffset(off)
 		if err != nil {
 			return nil, err
 		}
+		InflatedBytes.Add(obj.Size())
 		return obj, nil
 	}
 	return nil, plumbing.ErrObjectNotFound

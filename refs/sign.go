@@ -76,3 +76,10 @@ func ExpandHome(p string) string {
 	}
 	return p
 }
+
+// KeyHolder is a Signer that can name its public key (once Ready), so a
+// write can be checked against the allowed-signers file before it is
+// made.
+type KeyHolder interface {
+	Public() (PublicKey, error)
+}

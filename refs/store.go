@@ -306,6 +306,10 @@ func (st *Store) ReadBlob(h Hash) ([]byte, error) {
 func (st *Store) readObject(t plumbing.ObjectType, kind string, h Hash) ([]byte, error) {
 	obj, err := st.object(t, h)
 	if err != nil {
+		var tl *TooLargeError
+		if errors.As(err, &tl) {
+			return nil, fmt.Errorf("reading %s %s: %w", kind, h, err)
+		}
 		return nil, notFound(kind, h, err)
 	}
 	r, err := obj.Reader()

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -27,10 +28,13 @@ func Remotes(dir string) ([]string, error) {
 // makes a remote without the ref an empty fetch instead of an error, and
 // --prune drops the tracking ref of a ref the remote no longer has. It
 // leaves FETCH_HEAD alone (the user's, not ours); auto-gc stays as the
-// user configured it, as for any fetch. With progress, git's progress is
+// user configured it, as for any fetch; blobs over MaxBlob are streamed. With progress, git's progress is
 // copied there.
 func Fetch(dir, remote, refspec string, progress io.Writer) error {
-	args := []string{"fetch", "--prune", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules"}
+	// core.bigFileThreshold: git streams a blob over rally's read limit
+	// to disk instead of holding it (a hostile remote's 200 MiB fact line
+	// cost the fetch 200 MiB); rally never reads such a blob anyway.
+	args := []string{"-c", "core.bigFileThreshold=" + strconv.Itoa(MaxBlob), "fetch", "--prune", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules"}
 	if progress != nil {
 		args = append(args, "--progress")
 	} else {

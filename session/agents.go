@@ -16,24 +16,34 @@ type Host struct {
 	Agent   string   // canonical name and session id prefix: claude-01
 	Family  string   // tool id family: claude_code:01
 	Aliases []string // what `run` accepts
-	Argv    []string // started without --task
-	Task    []string // started with --task; the word "{task}" becomes the task
+	Argv    []string // the program and rally's own flags
+	Prompt  []string // added after the host args with --task; the word "{task}" becomes the task
 	Hooks   string   // the hooks host installed in its worktree, "" for none
+	Install string   // how to install the program (run's preflight hint)
 }
 
-// Hosts is the one table of launch commands (README "Managed sessions").
-// Each takes the task as its first prompt in an interactive session; "--"
-// or the "=" form keeps a task that starts with "-" from being read as a
-// flag.
+// Program is the executable the host runs as.
+func (h Host) Program() string { return h.Argv[0] }
+
+// Hosts is the one table of launch commands (docs/hosts.md). Each takes
+// the task as its first prompt in an interactive session; "--" or the
+// "=" form keeps a task that starts with "-" from being read as a flag.
+// Codex runs --no-daemon: sessions sharing one CODEX_HOME would
+// otherwise attach to one background server that runs every session's
+// tools and hooks with the first session's environment.
 var Hosts = []Host{
 	{Agent: "claude", Family: "claude_code", Aliases: []string{"claude", "claude_code", "claude-code"},
-		Argv: []string{"claude"}, Task: []string{"claude", "--", "{task}"}, Hooks: hooks.Claude},
+		Argv: []string{"claude"}, Prompt: []string{"--", "{task}"}, Hooks: hooks.Claude,
+		Install: "npm install -g @anthropic-ai/claude-code"},
 	{Agent: "codex", Family: "codex", Aliases: []string{"codex"},
-		Argv: []string{"codex"}, Task: []string{"codex", "--", "{task}"}, Hooks: hooks.Codex},
+		Argv: []string{"codex", "--no-daemon"}, Prompt: []string{"--", "{task}"}, Hooks: hooks.Codex,
+		Install: "npm install -g @openai/codex"},
 	{Agent: "gemini", Family: "gemini", Aliases: []string{"gemini"},
-		Argv: []string{"gemini"}, Task: []string{"gemini", "--prompt-interactive={task}"}, Hooks: hooks.Gemini},
+		Argv: []string{"gemini"}, Prompt: []string{"--prompt-interactive={task}"}, Hooks: hooks.Gemini,
+		Install: "npm install -g @google/gemini-cli"},
 	{Agent: "opencode", Family: "opencode", Aliases: []string{"opencode", "oc"},
-		Argv: []string{"opencode"}, Task: []string{"opencode", "--prompt={task}"}},
+		Argv: []string{"opencode"}, Prompt: []string{"--prompt={task}"},
+		Install: "npm install -g opencode-ai"},
 }
 
 // LookupHost returns the host an agent name or alias names.
@@ -48,15 +58,16 @@ func LookupHost(name string) (Host, bool) {
 	return Host{}, false
 }
 
-// Command is the argv that starts the host with task as its first prompt
-// (none when task is "").
-func (h Host) Command(task string) []string {
+// Command is the argv that starts the host: its program and flags, then
+// the caller's host args, then task as its first prompt (none when task
+// is "").
+func (h Host) Command(task string, args ...string) []string {
+	out := append(append([]string(nil), h.Argv...), args...)
 	if task == "" {
-		return append([]string(nil), h.Argv...)
+		return out
 	}
-	out := make([]string, len(h.Task))
-	for i, w := range h.Task {
-		out[i] = strings.ReplaceAll(w, "{task}", task)
+	for _, w := range h.Prompt {
+		out = append(out, strings.ReplaceAll(w, "{task}", task))
 	}
 	return out
 }

@@ -48,3 +48,21 @@ func (e *NoBackendError) Unwrap() error { return ErrNoBackend }
 
 // TerminalName is the backend session a managed session runs in.
 func TerminalName(session string) string { return "rally-" + session }
+
+// Ending is how a session's program ended, as its terminal kept it.
+type Ending struct {
+	Status   int    // exit status (128+signal when a signal ended it)
+	Signal   int    // the signal that ended it, 0 for none
+	LastLine string // the last non-empty line of its terminal, raw
+}
+
+// Ender is a Backend that keeps a terminal whose program exited, so its
+// output and exit status can still be read (tmux: remain-on-exit).
+type Ender interface {
+	// Ended says how the target's program ended; ok is false when the
+	// target is gone or its program still runs.
+	Ended(target string) (e Ending, ok bool, err error)
+	// Exists says whether the backend still holds the target, its
+	// program running or not.
+	Exists(target string) bool
+}

@@ -2,7 +2,9 @@ package session
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
@@ -36,7 +38,8 @@ type Request struct {
 	Shared  bool     // run in the main checkout instead of a worktree
 	Scopes  []string // canonical scopes to claim before launch
 	Command []string // --command-json (nil: the host's own command)
-	PassEnv []string // KEY=VALUE the terminal gets besides rally's (PATH)
+	Args    []string // host args (after "--"): appended to the host's command line
+	PassEnv []string // KEY=VALUE the terminal gets besides rally's: the caller's environment
 }
 
 // Plan is a launch worked out, nothing done yet.
@@ -57,6 +60,7 @@ type Plan struct {
 	Hooks    string // hooks host, "" none
 	Task     string
 	passEnv  []string
+	install  string // how to install the host program
 }
 
 // Owner is who the session's facts and claims belong to.
@@ -87,9 +91,15 @@ func NewPlan(st *facts.State, r *worktree.Repo, b Backend, req Request) (*Plan, 
 	}
 	p := &Plan{Session: id, Tool: tool, Agent: h.Agent, Backend: b.Name(), Target: TerminalName(id),
 		Shared: req.Shared, Scopes: req.Scopes, Hooks: h.Hooks, Task: req.Task, passEnv: req.PassEnv}
+	if err := checkArgs(req.Args); err != nil {
+		return nil, err
+	}
 	p.Command = req.Command
 	if p.Command == nil {
-		p.Command = h.Command(req.Task)
+		p.Command = h.Command(req.Task, req.Args...)
+		p.install = h.Install
+	} else {
+		p.Command = append(append([]string(nil), req.Command...), req.Args...)
 	}
 	p.Env = map[string]string{"RALLY_TOOL": tool, "RALLY_SESSION": id, "RALLY_MANAGED": "1"}
 	main := r.MainWorkTree()
@@ -128,12 +138,85 @@ func currentBranch(r *worktree.Repo) (string, error) {
 	return b, err
 }
 
+// env is the session's environment: the caller's (passEnv), then
+// rally's variables; a later value of a name replaces an earlier one.
 func (p *Plan) env() []string {
-	out := append([]string(nil), p.passEnv...)
+	all := append([]string(nil), p.passEnv...)
 	for _, k := range []string{"RALLY_TOOL", "RALLY_SESSION", "RALLY_MANAGED"} {
-		out = append(out, k+"="+p.Env[k])
+		all = append(all, k+"="+p.Env[k])
+	}
+	at := map[string]int{}
+	var out []string
+	for _, kv := range all {
+		k, _, _ := strings.Cut(kv, "=")
+		if i, ok := at[k]; ok {
+			out[i] = kv
+			continue
+		}
+		at[k] = len(out)
+		out = append(out, kv)
 	}
 	return out
+}
+
+// checkArgs validates host args: no NUL (an empty one is passed on).
+func checkArgs(args []string) error {
+	for i, a := range args {
+		if strings.ContainsRune(a, 0) {
+			return &facts.UsageError{Msg: fmt.Sprintf("host argument %d contains NUL", i+1)}
+		}
+	}
+	return nil
+}
+
+// Preflight checks that the program the session runs can be found on
+// the PATH it gets (exit 1 with an install hint when not), before
+// anything is made or written. A program named by a relative path is
+// looked for when the session starts, in its worktree. Only a backend
+// that runs programs (RunsPrograms) is checked for.
+func (p *Plan) Preflight(b Backend) error {
+	if r, ok := b.(interface{ RunsPrograms() bool }); !ok || !r.RunsPrograms() {
+		return nil // a stand-in terminal (the demo's) runs nothing
+	}
+	prog := p.Command[0]
+	if strings.Contains(prog, "/") && !filepath.IsAbs(prog) {
+		return nil
+	}
+	path := os.Getenv("PATH")
+	for _, kv := range p.passEnv {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
+		}
+	}
+	if findProgram(prog, path) {
+		return nil
+	}
+	hint := "install it, or put it on PATH, then run it again"
+	if p.install != "" {
+		hint = p.install + "   (then run it again)"
+	}
+	return &facts.FailedError{Err: fmt.Errorf("%s is not installed: no %s on PATH, so %s cannot start; nothing was started or recorded", facts.Sanitize(prog, 200), facts.Sanitize(prog, 200), p.Session), Hint: hint}
+}
+
+// findProgram looks for an executable prog as exec.LookPath does, on the
+// given PATH.
+func findProgram(prog, path string) bool {
+	ok := func(f string) bool {
+		fi, err := os.Stat(f)
+		return err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0
+	}
+	if strings.Contains(prog, "/") {
+		return ok(prog)
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if dir == "" {
+			dir = "."
+		}
+		if ok(filepath.Join(dir, prog)) {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *Plan) sessionFact() *facts.Fact {
@@ -151,7 +234,8 @@ func (p *Plan) sessionFact() *facts.Fact {
 type Launched struct {
 	Plan  *Plan
 	Facts []*facts.Fact
-	Hooks []string // files of host hooks installed in its worktree
+	Hooks []string // files of host hooks installed for its worktree
+	Notes []string // what the person should know (an approval recorded or not)
 }
 
 // Launch carries out a plan: the worktree (unless shared), the host's
@@ -161,6 +245,9 @@ type Launched struct {
 // is recorded when any step fails; a worktree made for it is removed.
 func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, error) {
 	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	if err := p.Preflight(b); err != nil {
 		return nil, err
 	}
 	live, err := b.Live()
@@ -238,11 +325,33 @@ func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, e
 				if !filepath.IsAbs(res.Path) {
 					res.Path = filepath.Join(a.Path, res.Path)
 				}
-				if err := worktree.KeepLocal(a.Path, []string{res.Path}); err != nil {
-					return fmt.Errorf("keeping %s out of git: %w", res.Path, err)
+				local := res.Path
+				if res.Local != "" {
+					// Codex: the main checkout's file is the one it runs
+					local = res.Local
+					out.Hooks = append(out.Hooks, res.Path)
 				}
-				out.Hooks = append(out.Hooks, res.Path)
+				if err := worktree.KeepLocal(a.Path, []string{local}); err != nil {
+					return fmt.Errorf("keeping %s out of git: %w", local, err)
+				}
+				out.Hooks = append(out.Hooks, local)
 			}
+			if p.Hooks == hooks.Codex {
+				// The person asked for this session: record Codex's
+				// approval of rally's own entries, as /hooks does.
+				ap, err := hooks.ApproveCodex(a.Path, p.env())
+				switch {
+				case err != nil:
+					out.Notes = append(out.Notes, "could not record Codex's approval of rally's hooks: "+err.Error()+" (approve them in codex: /hooks)")
+				case ap.Approved > 0:
+					out.Notes = append(out.Notes, fmt.Sprintf("recorded Codex's approval of rally's %d hooks in %s", ap.Approved, ap.Config))
+				}
+			}
+		}
+		// Conflicts with the other agents are caught when a commit makes
+		// them (SPEC §16); a worktree without the hook still works.
+		if hp, err := hooks.InstallInWorktree(a.Path); err == nil && hp != "" {
+			out.Hooks = append(out.Hooks, hp)
 		}
 		return start(a.Path)
 	})

@@ -43,12 +43,20 @@ func (b *fakeBackend) Kill(t string) error {
 	return nil
 }
 func (b *fakeBackend) Attach(t string) error { return nil }
+func (b *fakeBackend) RunsPrograms() bool    { return true }
 
 func testRepo(t *testing.T) (*worktree.Repo, *facts.Ledger) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HOME", dir)
 	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	// the hosts' programs, for run's preflight (the fake backend runs nothing)
+	bin := filepath.Join(dir, "bin")
+	os.MkdirAll(bin, 0o755)
+	for _, h := range Hosts {
+		os.WriteFile(filepath.Join(bin, h.Program()), []byte("#!/bin/sh\n"), 0o755)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	repo := filepath.Join(dir, "repo")
 	for _, args := range [][]string{{"init", "-q", "-b", "main", repo},
 		{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@e", "commit", "-q", "--allow-empty", "-m", "base"}} {
@@ -123,5 +131,27 @@ func TestLaunchThenStop(t *testing.T) {
 	}
 	if _, err := os.Stat(p.Worktree); err != nil {
 		t.Fatalf("stop removed the worktree: %v", err)
+	}
+}
+
+func TestLaunchRefusesAHostNotOnPath(t *testing.T) {
+	r, l := testRepo(t)
+	b := &fakeBackend{live: map[string]bool{}}
+	st, _ := l.Read()
+	p, err := NewPlan(st, r, b, Request{Agent: "codex", Task: "look"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", t.TempDir())
+	_, err = Launch(l, r, b, p)
+	var fe *facts.FailedError
+	if !errors.As(err, &fe) || fe.Hint != "npm install -g @openai/codex   (then run it again)" {
+		t.Fatalf("Launch of a missing codex: %v", err)
+	}
+	if len(b.started) != 0 {
+		t.Fatalf("started %v", b.started)
+	}
+	if _, err := os.Stat(p.Worktree); !os.IsNotExist(err) {
+		t.Fatalf("a worktree was made: %v", err)
 	}
 }

@@ -14,6 +14,26 @@ type Info struct {
 	State     string      // live, exited or stopped
 	StartedAt string
 	LastSeen  string
+	// Activity is what its agent last said it is doing (SPEC §13).
+	Activity, ActivitySince string
+	Ended                   *Ending // how an exited session's program ended, when its terminal kept it
+}
+
+// AddEndings reads, for each exited session, how its program ended from
+// the terminal the backend kept (one call each; none for other states).
+func AddEndings(b Backend, infos []Info) {
+	e, ok := b.(Ender)
+	if !ok {
+		return
+	}
+	for i := range infos {
+		if infos[i].State != StateExited || infos[i].Fact.Target == "" {
+			continue
+		}
+		if end, ok, err := e.Ended(infos[i].Fact.Target); err == nil && ok {
+			infos[i].Ended = &end
+		}
+	}
 }
 
 // Managed returns the managed sessions of the room (those a backend
@@ -55,6 +75,7 @@ func List(st *facts.State, live map[string]bool, started func(id string) string)
 		if p := st.Peers[facts.Owner{Tool: f.Tool, Session: f.Session}.String()]; p != nil && p.LastAt > in.LastSeen {
 			in.LastSeen = p.LastAt
 		}
+		in.Activity, in.ActivitySince = ActivityOf(st, f)
 		out = append(out, in)
 	}
 	return out

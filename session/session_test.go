@@ -1,6 +1,7 @@
 package session
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -46,8 +47,17 @@ func TestAgentsAndCommands(t *testing.T) {
 		t.Errorf("Agent(aider, custom) = %+v, %v", h, err)
 	}
 	codex, _ := LookupHost("codex")
-	if got := strings.Join(codex.Command("-rf the parser"), "|"); got != "codex|--|-rf the parser" {
+	// Codex runs in its own process (no shared daemon); host args go
+	// before the first prompt.
+	if got := strings.Join(codex.Command("-rf the parser"), "|"); got != "codex|--no-daemon|--|-rf the parser" {
 		t.Errorf("codex task argv = %q", got)
+	}
+	if got := strings.Join(codex.Command("go", "-m", "gpt-5.5"), "|"); got != "codex|--no-daemon|-m|gpt-5.5|--|go" {
+		t.Errorf("codex argv with host args = %q", got)
+	}
+	claude, _ := LookupHost("claude")
+	if got := strings.Join(claude.Command("", "--model", "opus"), "|"); got != "claude|--model|opus" {
+		t.Errorf("claude argv with host args, no task = %q", got)
 	}
 	gem, _ := LookupHost("gemini")
 	if got := strings.Join(gem.Command("x y"), "|"); got != "gemini|--prompt-interactive=x y" {
@@ -65,7 +75,7 @@ func TestMessageIsSanitizedAndEndsWithTheAck(t *testing.T) {
 		Subject: "fix \x1b[31mred\x1b[0m <b>now</b>\u202e", Body: "line1\nline2\rrm -rf /\x07"}
 	d := &Delivery{Session: &facts.Fact{Name: "claude-01", Tool: "claude_code:01", Target: "rally-claude-01"}, Handoff: h}
 	m := d.Message()
-	if !strings.HasPrefix(m, "[git rally] handoff f_0123456789abcdef from codex:01 to claude_code:01\n") {
+	if !strings.HasPrefix(m, ": git rally handoff f_0123456789abcdef from codex:01 to claude_code:01\n") {
 		t.Errorf("header: %q", m)
 	}
 	if !strings.HasSuffix(m, "git rally receipt f_0123456789abcdef") {
@@ -76,5 +86,34 @@ func TestMessageIsSanitizedAndEndsWithTheAck(t *testing.T) {
 	}
 	if strings.Count(m, "\n") != 4 {
 		t.Errorf("peer text may not add lines: %q", m)
+	}
+}
+
+// A tmux server that is gone or exiting (its last session just ended)
+// means no session is live, never an error (the CI flake of
+// TestManagedClaudeSession: "server exited unexpectedly").
+func TestNoServerMeansNothingLive(t *testing.T) {
+	for _, msg := range []string{
+		"tmux list-panes: no server running on /tmp/tmux-0/default",
+		"tmux list-panes: server exited unexpectedly",
+		"tmux list-panes: error connecting to /tmp/x (No such file or directory)",
+		"tmux list-panes: lost server",
+	} {
+		if !noServer(errors.New(msg)) {
+			t.Errorf("noServer(%q) = false", msg)
+		}
+	}
+	if noServer(errors.New("tmux list-panes: unknown format")) {
+		t.Error("an unrelated tmux error counted as no server")
+	}
+}
+
+// An argument that ends in ";" reaches the program whole: tmux reads such
+// a word on its command line as the end of a command.
+func TestTmuxWordKeepsTrailingSemicolon(t *testing.T) {
+	for in, want := range map[string]string{"fix it;": `fix it\;`, ";": `\;`, `a\;`: `a\\;`, "plain": "plain", "a;b": "a;b"} {
+		if got := tmuxWord(in); got != want {
+			t.Errorf("tmuxWord(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -32,6 +32,12 @@ func Stop(l *facts.Ledger, b Backend, s *facts.Fact, dryRun bool) (*Stopped, err
 		return nil, err
 	}
 	out.WasLive = live[s.Target]
+	// A terminal whose program exited is kept (remain-on-exit) until
+	// stop: it ends with whatever that program left running.
+	kept := false
+	if e, ok := b.(Ender); ok && !out.WasLive && s.Target != "" {
+		kept = e.Exists(s.Target)
+	}
 	owner := facts.Owner{Tool: s.Tool, Session: s.Session}
 	build := func(st *facts.State) []*facts.Fact {
 		cur := st.Sessions[s.Name]
@@ -59,7 +65,7 @@ func Stop(l *facts.Ledger, b Backend, s *facts.Fact, dryRun bool) (*Stopped, err
 		out.Facts = build(st)
 		return out, nil
 	}
-	if out.WasLive {
+	if out.WasLive || kept {
 		if err := b.Kill(s.Target); err != nil {
 			return nil, fmt.Errorf("ending %s: %w", s.Target, err)
 		}

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Tmux is the tmux backend. It is the only code that runs tmux: every
@@ -29,6 +30,10 @@ func (t *Tmux) program() string {
 
 // Name implements Backend.
 func (t *Tmux) Name() string { return "tmux" }
+
+// RunsPrograms says that the sessions it starts run real programs (run's
+// preflight looks for them on PATH).
+func (t *Tmux) RunsPrograms() bool { return true }
 
 // Available implements Backend.
 func (t *Tmux) Available() error {
@@ -65,28 +70,78 @@ func tgt(target string) string {
 	return "=" + target + ":"
 }
 
-// Start implements Backend.
+// Start implements Backend. The pane gets exactly env: tmux would add
+// its server's global environment (captured when the server started),
+// so every global variable env lacks is unset through env(1) in front of
+// argv. remain-on-exit is set in the same tmux command list, before the
+// server can see the program end, so a pane whose program exits keeps
+// its output and exit status until stop.
 func (t *Tmux) Start(name, dir string, env, argv []string) error {
 	if len(argv) == 0 {
 		return fmt.Errorf("nothing to run")
 	}
 	args := []string{"new-session", "-d", "-s", name, "-c", dir, "-x", "200", "-y", "50"}
+	have := map[string]bool{}
 	for _, kv := range env {
-		args = append(args, "-e", kv)
+		k, _, _ := strings.Cut(kv, "=")
+		have[k] = true
+		args = append(args, "-e", tmuxWord(kv))
 	}
 	// env(1) in front keeps the argv at two or more words, so tmux
 	// execs it rather than handing a single word to sh -c.
-	args = append(args, "--", "env", "--")
-	args = append(args, argv...)
+	args = append(args, "--", "env")
+	for _, k := range t.globalEnv() {
+		if !have[k] && k != "TMUX" && k != "TMUX_PANE" { // tmux sets those for the pane
+			args = append(args, "-u", k)
+		}
+	}
+	args = append(args, "--")
+	for _, a := range argv {
+		args = append(args, tmuxWord(a))
+	}
+	args = append(args, ";", "set-option", "-w", "-t", tgt(name), "remain-on-exit", "on")
 	_, err := t.run(nil, args...)
 	return err
 }
 
-// Live implements Backend: every session name and pane id, from one
-// list-panes of the whole server. No server running means nothing is.
+// tmuxWord keeps an argument that ends in ";" whole: tmux reads such a
+// word on its command line as the end of a command, and "\;" as a
+// literal ";".
+func tmuxWord(a string) string {
+	if strings.HasSuffix(a, ";") {
+		return a[:len(a)-1] + `\;`
+	}
+	return a
+}
+
+// globalEnv names the variables of the running server's global
+// environment (none when no server runs: a new one starts with the
+// caller's).
+func (t *Tmux) globalEnv() []string {
+	out, err := t.run(nil, "show-environment", "-g")
+	if err != nil {
+		return nil
+	}
+	var ks []string
+	for _, line := range strings.Split(out, "\n") {
+		if line == "" || strings.HasPrefix(line, "-") {
+			continue
+		}
+		k, _, _ := strings.Cut(line, "=")
+		if k != "" && !strings.ContainsAny(k, " \t") {
+			ks = append(ks, k)
+		}
+	}
+	return ks
+}
+
+// Live implements Backend: every session name and pane id whose program
+// runs, from one list-panes of the whole server. A dead pane (kept by
+// remain-on-exit) is not live. No server running, or one that is
+// exiting as its last session ended, means nothing is.
 func (t *Tmux) Live() (map[string]bool, error) {
 	live := map[string]bool{}
-	out, err := t.run(nil, "list-panes", "-a", "-F", "#{session_name}\t#{pane_id}")
+	out, err := t.run(nil, "list-panes", "-a", "-F", "#{session_name}\t#{pane_id}\t#{pane_dead}")
 	if err != nil {
 		if noServer(err) {
 			return live, nil
@@ -94,21 +149,78 @@ func (t *Tmux) Live() (map[string]bool, error) {
 		return nil, err
 	}
 	for _, line := range strings.Split(out, "\n") {
-		name, pane, ok := strings.Cut(line, "\t")
-		if !ok {
+		f := strings.Split(line, "\t")
+		if len(f) < 2 || len(f) > 2 && f[2] == "1" {
 			continue
 		}
-		live[name] = true
-		live[pane] = true
+		live[f[0]] = true
+		live[f[1]] = true
 	}
 	return live, nil
 }
 
+// noServer recognises tmux saying that no server answers: none runs, its
+// socket is gone, or it is exiting (its last session just ended).
 func noServer(err error) bool {
 	s := err.Error()
-	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting") ||
-		strings.Contains(s, "No such file or directory") || strings.Contains(s, "no current target") ||
-		strings.Contains(s, "no sessions")
+	for _, sign := range []string{"no server running", "error connecting", "No such file or directory",
+		"no current target", "no sessions", "server exited unexpectedly", "lost server", "server exited"} {
+		if strings.Contains(s, sign) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ended implements Ender: how the program of a dead pane ended, from
+// the pane remain-on-exit kept. ok is false when the target's pane is
+// gone or still runs.
+func (t *Tmux) Ended(target string) (e Ending, ok bool, err error) {
+	if !t.Exists(target) {
+		return e, false, nil
+	}
+	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_dead}\t#{pane_dead_status}\t#{pane_dead_signal}")
+	if err != nil {
+		if noServer(err) || strings.Contains(err.Error(), "can't find") {
+			return e, false, nil
+		}
+		return e, false, err
+	}
+	f := strings.Split(strings.TrimRight(out, "\r\n"), "\t")
+	if len(f) < 3 || f[0] != "1" {
+		return e, false, nil
+	}
+	e.Status = -1
+	if n, err := strconv.Atoi(f[1]); err == nil {
+		e.Status = n
+	}
+	if n, err := strconv.Atoi(f[2]); err == nil && n > 0 {
+		e.Signal = n
+		if e.Status < 0 {
+			e.Status = 128 + n
+		}
+	}
+	if lines, err := t.Capture(target, 200); err == nil {
+		for i := len(lines) - 1; i >= 0; i-- {
+			l := strings.TrimSpace(lines[i])
+			if l != "" && !strings.HasPrefix(l, "Pane is dead") {
+				e.LastLine = l
+				break
+			}
+		}
+	}
+	return e, true, nil
+}
+
+// Exists implements Ender: whether tmux still holds the target, its
+// program running or not.
+func (t *Tmux) Exists(target string) bool {
+	if !strings.HasPrefix(target, "%") {
+		_, err := t.run(nil, "has-session", "-t", "="+target)
+		return err == nil
+	}
+	out, err := t.run(nil, "list-panes", "-a", "-F", "#{pane_id}")
+	return err == nil && strings.Contains("\n"+out, "\n"+target+"\n")
 }
 
 // Resolve implements Backend.
@@ -140,6 +252,9 @@ func (t *Tmux) Capture(target string, lines int) ([]string, error) {
 	return all, nil
 }
 
+// PasteSettle is how long Paste waits between the paste and its Enter.
+var PasteSettle = 300 * time.Millisecond
+
 // Paste implements Backend: the text goes into a named buffer through
 // stdin (load-buffer), is pasted and deleted (paste-buffer -d, bracketed
 // when the program asked for it with -p), then one Enter submits it.
@@ -154,18 +269,91 @@ func (t *Tmux) Paste(target, text string) error {
 		t.run(nil, "delete-buffer", "-b", buf)
 		return err
 	}
+	// A host may read an Enter that follows a paste closely as part of it
+	// (Gemini CLI makes it a newline within 40 ms of an untrusted paste,
+	// counted from when it has handled the paste): wait until the pasted
+	// text shows, then a little more.
+	t.waitShown(target, text, 3*time.Second)
+	time.Sleep(PasteSettle)
 	_, err := t.run(nil, "send-keys", "-t", tgt(target), "Enter")
 	return err
 }
 
-// Kill implements Backend: a session rally started ends whole; an
-// adopted pane ends alone.
-func (t *Tmux) Kill(target string) error {
-	verb := "kill-session"
-	if strings.HasPrefix(target, "%") {
-		verb = "kill-pane"
+// waitShown waits (at most max) until the target's screen shows the
+// start of text.
+func (t *Tmux) waitShown(target, text string, max time.Duration) {
+	probe := strings.TrimSpace(text)
+	if i := strings.IndexByte(probe, '\n'); i >= 0 {
+		probe = probe[:i]
 	}
+	if len(probe) > 24 {
+		probe = probe[:24]
+	}
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err := t.run(nil, "capture-pane", "-p", "-J", "-t", tgt(target))
+		if err != nil || strings.Contains(out, probe) {
+			return
+		}
+	}
+}
+
+// Kill implements Backend: a session rally started ends whole, with
+// every process its panes started (each pane's process group and
+// process tree, see endProcesses); an adopted pane ends alone.
+func (t *Tmux) Kill(target string) error {
+	verb, list := "kill-session", []string{"list-panes", "-s", "-t", tgt(target)}
+	if strings.HasPrefix(target, "%") {
+		verb, list = "kill-pane", []string{"list-panes", "-t", tgt(target)}
+	}
+	var pids []int
+	panes := map[string]bool{}
+	server := ""
+	if out, err := t.run(nil, append(list, "-F", "#{pane_pid}\t#{pane_id}\t#{socket_path},#{pid},\t#{pane_dead}")...); err == nil {
+		for _, line := range strings.Split(out, "\n") {
+			f := strings.Split(line, "\t")
+			if len(f) != 4 {
+				continue
+			}
+			// A dead pane's pid may belong to another process by now.
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 1 && f[3] != "1" {
+				pids = append(pids, n)
+			}
+			if strings.HasPrefix(target, "%") && f[1] != target {
+				continue
+			}
+			panes[f[1]] = true
+			server = f[2]
+		}
+	}
+	// A process that left the pane's tree (a daemon) still carries the
+	// pane in its environment: TMUX (socket, server pid) and TMUX_PANE.
+	marked := func(environ []string) bool {
+		inServer, inPane := false, false
+		for _, kv := range environ {
+			if v, ok := strings.CutPrefix(kv, "TMUX="); ok && server != "" && strings.HasPrefix(v, server) {
+				inServer = true
+			}
+			if v, ok := strings.CutPrefix(kv, "TMUX_PANE="); ok && panes[v] {
+				inPane = true
+			}
+		}
+		return inServer && inPane
+	}
+	procs := processTree(pids, marked)
 	_, err := t.run(nil, verb, "-t", tgt(target))
+	if err != nil && noServer(err) {
+		err = nil
+	}
+	endProcesses(procs)
+	// What a process started while it was ending (a host runs its
+	// end-of-session work) still carries the pane: end that too.
+	for i := 0; i < 3 && len(panes) > 0; i++ {
+		rest := processTree(nil, marked)
+		if len(rest) == 0 {
+			break
+		}
+		endProcesses(rest)
+	}
 	return err
 }
 
@@ -178,4 +366,14 @@ func (t *Tmux) Attach(target string) error {
 	cmd := exec.Command(t.program(), args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd.Run()
+}
+
+// Foreground implements Foregrounder: the program in the foreground of
+// the target's pane (#{pane_current_command}: bash, node, codex...).
+func (t *Tmux) Foreground(target string) (string, error) {
+	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_current_command}")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
 }

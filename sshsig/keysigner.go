@@ -55,6 +55,15 @@ func (s *KeySigner) PublicKey() ssh.PublicKey {
 	return s.signer.PublicKey()
 }
 
+// Public is PublicKey as a refs.KeyHolder: the facts about to be signed
+// are checked against the allowed-signers file before anything is written.
+func (s *KeySigner) Public() (refs.PublicKey, error) {
+	if err := s.Ready(); err != nil {
+		return nil, err
+	}
+	return s.signer.PublicKey(), nil
+}
+
 const keyHint = "git config user.signingKey ~/.ssh/id_ed25519.pub   # and ssh-add ~/.ssh/id_ed25519, or git config rally.sign false"
 
 func (s *KeySigner) load() (ssh.Signer, error) {

@@ -19,6 +19,7 @@ const (
 	ActionBranch     = "branch"           // commits on a detached HEAD: put a branch on them
 	ActionMerge      = "merge"            // ready to merge into the base
 	ActionRemove     = "remove"           // nothing left to merge
+	ActionRunning    = "running"          // nothing to merge yet, and its session's agent runs: never remove it
 	ActionNone       = "none"
 	maxClaimsCommand = 20
 )
@@ -61,6 +62,7 @@ type Plan struct {
 	Order          []string
 	Steps          []Step
 	after          map[string][]string
+	live           map[string]bool
 }
 
 // PlanOptions tunes Plan.
@@ -70,6 +72,9 @@ type PlanOptions struct {
 	// After maps a session to the sessions whose branches merge before
 	// its own (the tasks a plan task depends on); see order.
 	After map[string][]string
+	// Live holds the sessions whose agent runs now: their worktrees are
+	// never suggested for removal.
+	Live map[string]bool
 }
 
 // Plan reports every rally/* branch and every linked worktree against the
@@ -80,7 +85,7 @@ type PlanOptions struct {
 // number of git processes is linear in the branches: three per branch and
 // one merge-tree for all pairs.
 func (r *Repo) Plan(opts PlanOptions) (*Plan, error) {
-	p := &Plan{Base: opts.Base, after: opts.After}
+	p := &Plan{Base: opts.Base, after: opts.After, live: opts.Live}
 	var err error
 	if p.Base == "" {
 		if p.Base, err = r.DefaultBase(); err != nil {
@@ -331,6 +336,9 @@ func nextAction(p *Plan, row *Row, st *facts.State) (string, string) {
 	case row.Branch == "" && row.mergeable():
 		return ActionBranch, in("git switch -c " + SanitizeName(row.Name))
 	case !row.mergeable():
+		if row.Session != "" && p.live[row.Session] {
+			return ActionRunning, "git rally capture " + row.Session
+		}
 		if row.Session != "" {
 			return ActionRemove, "git rally worktree remove " + row.Name
 		}

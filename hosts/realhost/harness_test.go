@@ -122,6 +122,25 @@ func (r *repo) find(kind, tool string) []fact {
 	return out
 }
 
+// claimed says whether tool holds a claim of file:path now.
+func (r *repo) claimed(tool, path string) bool {
+	var room struct {
+		Claims []struct {
+			Tool   string   `json:"tool"`
+			Scopes []string `json:"scopes"`
+		} `json:"claims"`
+	}
+	json.Unmarshal([]byte(r.rally("room", "--json")), &room)
+	for _, c := range room.Claims {
+		for _, s := range c.Scopes {
+			if c.Tool == tool && s == "file:"+path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // run runs a host program in the repository and returns its output.
 func (r *repo) run(name string, argv []string, env []string) string {
 	r.t.Helper()

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -49,11 +50,33 @@ func liveSession(f *factory, name string) (session.Backend, *facts.Fact, error) 
 	return b, s, nil
 }
 
+// capturable resolves a session whose terminal can be read: a live one,
+// or an exited one whose terminal the backend kept with its last output.
+func capturable(f *factory, name string) (session.Backend, *facts.Fact, error) {
+	b, s, err := liveSession(f, name)
+	var re *facts.RefusedError
+	if err == nil || !errors.As(err, &re) {
+		return b, s, err
+	}
+	_, s2, rerr := resolveSession(f, name)
+	if rerr != nil || s2.Status == session.StatusStopped {
+		return nil, nil, err
+	}
+	b2, berr := backendReady(s2.Backend)
+	if berr != nil {
+		return nil, nil, err
+	}
+	if e, ok := b2.(session.Ender); ok && e.Exists(s2.Target) {
+		return b2, s2, nil
+	}
+	return nil, nil, err
+}
+
 func runCapture(f *factory, opts *captureOptions, name string) error {
 	if opts.lines < 1 || opts.lines > 10000 {
 		return usagef("--lines wants 1 to 10000, not %d", opts.lines)
 	}
-	b, s, err := liveSession(f, name)
+	b, s, err := capturable(f, name)
 	if err != nil {
 		return err
 	}

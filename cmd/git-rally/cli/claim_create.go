@@ -59,6 +59,12 @@ func runClaim(f *cmdutil.Factory, opts *claimOptions, args []string) error {
 		if lease, err = parseDuration("--lease", opts.Lease); err != nil {
 			return err
 		}
+		// A lease is kept in whole seconds: one under a second would
+		// round to none, which reads as the default window.
+		if lease < MinLease {
+			return &cmdutil.UsageError{Msg: fmt.Sprintf("bad duration --lease %q: a lease is at least %s", opts.Lease, MinLease),
+				Hint: "git rally claim <scope> --lease 45m"}
+		}
 	}
 	if err := facts.CheckText("subject", opts.Subject, facts.MaxSubject); err != nil {
 		return err
@@ -115,7 +121,10 @@ func globHint(arg string, s facts.Scope, pc facts.PathContext) error {
 		Hint: fmt.Sprintf("glob:%s for every path it matches, or file:%s for a file of that name", s.Value, s.Value)}
 }
 
-// parseDuration reads 90s, 45m, 3h, 2d or a Go duration; it must be
+// MinLease is the shortest lease --lease takes.
+const MinLease = time.Second
+
+// ParseDuration reads 90s, 45m, 3h, 2d or a Go duration; it must be
 // positive and at most 30 days.
 func parseDuration(flag, v string) (time.Duration, error) {
 	s := strings.TrimSpace(v)

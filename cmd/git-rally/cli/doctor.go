@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 )
 
@@ -138,7 +139,8 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		for _, p := range out.Problems {
 			codes = append(codes, p.Code)
 		}
-		return fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))
+		// The result (with "ok": false) is the answer: no error document.
+		return &cmdutil.AnsweredError{Err: fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))}
 	}
 	return nil
 }

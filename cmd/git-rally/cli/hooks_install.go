@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 
@@ -107,7 +108,7 @@ func newCmdHooksInstall(f *factory) *cobra.Command {
 				fmt.Fprintf(f.Err, "git-rally: warning: %s is not installed: the MCP server the hosts start runs in it\n", ServerName)
 				fmt.Fprintf(f.Err, "git-rally: hint: go install github.com/git-rally/git-rally/cmd/...@latest\n")
 			}
-			return runHooks(f, opts, hookOps{hooks.Install, hooks.InstallMCP, true, false}, func(r hooks.Result) string {
+			return runHooks(f, opts, hookOps{installApproved, hooks.InstallMCP, true, false}, func(r hooks.Result) string {
 				if r.Changed {
 					return "installed"
 				}
@@ -118,6 +119,33 @@ func newCmdHooksInstall(f *factory) *cobra.Command {
 	addHostFlags(c, &opts.hosts)
 	addJSONFlags(c, &opts.j)
 	return c
+}
+
+// installApproved installs a host's hooks; for Codex it then records
+// Codex's approval of exactly rally's entries, as Codex's /hooks does
+// (the person asked for them by running install), when codex is
+// installed; the repository's other hooks still wait for the person.
+func installApproved(r *worktree.Repo, host string) (hooks.Result, error) {
+	res, err := hooks.Install(r, host)
+	if err != nil || host != hooks.Codex || r.WorkTree == "" {
+		return res, err
+	}
+	ap, aerr := hooks.ApproveCodex(r.WorkTree, os.Environ())
+	switch {
+	case aerr != nil:
+		res.Problems = append(res.Problems, hooks.Problem{Problem: "could not record Codex's approval of rally's hooks: " + aerr.Error(),
+			Fix: "cd " + r.WorkTree + " && codex   # then /hooks and trust rally's hooks"})
+	case ap.Approved > 0:
+		if st, err := hooks.Status(r, host); err == nil {
+			res.Problems = st.Problems
+		}
+		res.Changed = true
+		if res.Note != "" {
+			res.Note += "; "
+		}
+		res.Note += fmt.Sprintf("recorded Codex's approval of rally's %d hooks in %s, as /hooks does", ap.Approved, ap.Config)
+	}
+	return res, nil
 }
 
 // hookOps are what install, uninstall or status do to a host's hooks and

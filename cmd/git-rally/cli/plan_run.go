@@ -133,6 +133,16 @@ func runPlanRun(f *factory, opts *planRunOptions, name string, commandSet bool) 
 		if err := backendErr(b.Available()); err != nil {
 			return err
 		}
+		for _, t := range ready {
+			req, _ := taskRequest(rec.ID(), board, t, opts, argv)
+			p, err := session.NewPlan(st, r, b, req)
+			if err != nil {
+				return err
+			}
+			if err := p.Preflight(b); err != nil {
+				return err
+			}
+		}
 		if err := excludeRally(r.CommonDir); err != nil {
 			return err
 		}
@@ -200,7 +210,7 @@ func taskRequest(planID string, b *plan.Board, t plan.Task, opts *planRunOptions
 		agent = t.Agent
 	}
 	prompt := plan.Packet(b, t)
-	req := session.Request{Agent: agent, Name: sessionLabel(t.ID), Base: opts.base,
+	req := session.Request{Agent: agent, Name: sessionLabel(t.ID), Base: opts.base, Args: t.Args,
 		Scopes:  append(append([]string{}, t.Owns...), facts.TaskScope(planID, t.ID)),
 		PassEnv: append(passEnv(), "RALLY_PLAN="+planID, "RALLY_PLAN_TASK="+t.ID)}
 	if argv != nil {

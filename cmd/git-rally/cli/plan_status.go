@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/plan"
+	"github.com/git-rally/git-rally/session"
 )
 
 type planTaskJSON struct {
@@ -28,6 +29,10 @@ type planTaskJSON struct {
 	Evidence  []string `json:"evidence,omitempty"`
 	Revision  string   `json:"revision,omitempty"`
 	WaitingOn []string `json:"waiting_on,omitempty"`
+	// stalled: its session's agent exited without a report
+	Rerun      string `json:"rerun,omitempty"`
+	ExitStatus *int   `json:"exit_status,omitempty"`
+	LastLine   string `json:"last_line,omitempty"`
 }
 
 type planStatusJSON struct {
@@ -50,7 +55,9 @@ func newCmdPlanStatus(f *factory) *cobra.Command {
 		Short: "Each task waiting, ready, taken (by whom) or done (reported with evidence), and whether the plan can close",
 		Long: `Without a name, the one open plan. A plan is named by its id or its plan
 fact's id. A task is done only when its taker reported it with evidence
-(git rally plan report); a released claim or a note is not a report.`,
+(git rally plan report); a released claim or a note is not a report. A task
+taken by a managed session whose agent exited without a report is stalled,
+shown with the command that reruns it.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			st, err := f.State()
@@ -70,6 +77,7 @@ fact's id. A task is done only when its taker reported it with evidence
 				return err
 			}
 			out := toPlanStatusJSON(b)
+			markStalled(st, &out)
 			if j.On() {
 				return f.PrintJSON(&j, out)
 			}
@@ -132,10 +140,63 @@ func printPlanStatus(w io.Writer, p planStatusJSON) {
 			extra = "report " + *t.Report + ": " + s(strings.Join(t.Evidence, "; "))
 		case len(t.WaitingOn) > 0:
 			extra = "waits for " + strings.Join(t.WaitingOn, ", ")
+		case t.Rerun != "":
+			extra = "its agent exited"
+			if t.ExitStatus != nil {
+				extra += fmt.Sprintf(" (status %d: %s)", *t.ExitStatus, s(t.LastLine))
+			}
+			extra += "; rerun: " + t.Rerun
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\n", s(t.ID), t.State, who, s(strings.Join(t.Owns, " ")), extra)
 	}
 	tw.Flush()
+}
+
+// Stalled is the state plan status gives a taken task whose managed
+// session exited without reporting it.
+const Stalled = "stalled"
+
+// markStalled turns each taken task whose holder is a managed session
+// that exited (its agent ended, nobody stopped it) into stalled, with
+// the command that reruns it and how the agent ended. The backend is
+// asked once, and only when such a session may exist.
+func markStalled(st *facts.State, out *planStatusJSON) {
+	need := false
+	for _, t := range out.Tasks {
+		if s := st.Sessions[t.Session]; t.State == plan.Taken && s != nil && s.Backend != "" && s.Status != session.StatusStopped {
+			need = true
+		}
+	}
+	if !need {
+		return
+	}
+	b, err := newBackend("")
+	if err != nil {
+		return
+	}
+	live, err := liveTargets(b, st)
+	if err != nil {
+		return
+	}
+	for i := range out.Tasks {
+		t := &out.Tasks[i]
+		s := st.Sessions[t.Session]
+		if t.State != plan.Taken || s == nil || s.Backend == "" || session.StateOf(s, live) != session.StateExited {
+			continue
+		}
+		t.State = Stalled
+		agent := ""
+		if t.Agent == "" && s.Agent != "" {
+			agent = " --agent " + ident(s.Agent)
+		}
+		t.Rerun = fmt.Sprintf("git rally stop %s && git rally plan run %s%s", ident(s.Name), ident(out.Plan), agent)
+		infos := []session.Info{{Fact: s, State: session.StateExited}}
+		session.AddEndings(b, infos)
+		if e := infos[0].Ended; e != nil {
+			status := e.Status
+			t.ExitStatus, t.LastLine = &status, facts.Sanitize(e.LastLine, 400)
+		}
+	}
 }
 
 // addPlanSuggestions adds what the open plans ask of o to next's answer.

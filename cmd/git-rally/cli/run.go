@@ -8,20 +8,21 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/session"
 )
 
 type runOptions struct {
 	name, task, base, commandJSON, backend string
 	shared, dryRun, commandSet             bool
-	scopes                                 []string
+	scopes, hostArgs                       []string
 	j                                      jsonFlags
 }
 
 func newCmdRun(f *factory) *cobra.Command {
 	opts := &runOptions{}
 	c := &cobra.Command{
-		Use:   "run <agent> [--name <label>] [--task <text>] [--base <rev>] [--shared] [--scope <s>]... [--command-json <argv>] [--dry-run]",
+		Use:   "run <agent> [--name <label>] [--task <text>] [--base <rev>] [--shared] [--scope <s>]... [--command-json <argv>] [--dry-run] [-- <host args>...]",
 		Short: "Start an agent in its own worktree, in a tmux session rally can reach",
 		Long: `Start an agent as a managed session. Agents: claude (also claude_code,
 claude-code), codex, gemini, opencode (also oc); any other label needs
@@ -37,10 +38,30 @@ nothing is recorded.
 risk is recorded when someone else works there). --scope claims before
 the launch (refused: exit 3, nothing launched). --task is the agent's first
 prompt. --command-json is the literal argv to run, a JSON array of strings,
-no shell. --dry-run --json prints the launch plan and changes nothing.`,
-		Args: cobra.ExactArgs(1),
+no shell. --dry-run --json prints the launch plan and changes nothing.
+
+Words after "--" are the host's own arguments, added to its command line
+(before the first prompt with --task): git rally run codex --task "..." --
+-m gpt-5.5. The session gets the environment of this command (API keys,
+base URLs, RALLY_HOOK_STRICT), whatever a running tmux server holds. A
+host that is not on PATH is refused (exit 1) before anything is made.
+How each host is launched and configured: docs/hosts.md.`,
+		Args: func(c *cobra.Command, args []string) error {
+			n := len(args)
+			if d := c.ArgsLenAtDash(); d >= 0 {
+				n = d
+			}
+			if n != 1 {
+				return &usageError{Msg: fmt.Sprintf("run takes one agent, then host arguments after \"--\" (got %d before it)", n),
+					Hint: "git rally run codex --task \"...\" -- -m gpt-5.5"}
+			}
+			return nil
+		},
 		RunE: func(c *cobra.Command, args []string) error {
 			opts.commandSet = c.Flags().Changed("command-json")
+			if d := c.ArgsLenAtDash(); d >= 0 {
+				opts.hostArgs = args[d:]
+			}
 			return runRun(f, opts, args[0])
 		},
 	}
@@ -79,7 +100,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if err != nil {
 		return err
 	}
-	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, PassEnv: passEnv()}
+	req := session.Request{Agent: agent, Name: opts.name, Task: opts.task, Base: opts.base, Shared: opts.shared, Args: opts.hostArgs, PassEnv: passEnv()}
 	if opts.commandSet {
 		if err := json.Unmarshal([]byte(opts.commandJSON), &req.Command); err != nil || req.Command == nil {
 			return &usageError{Msg: "--command-json wants a JSON array of strings", Hint: `--command-json '["./agent.sh","--flag"]'`}
@@ -117,6 +138,9 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	if err := backendErr(b.Available()); err != nil {
 		return err
 	}
+	if err := p.Preflight(b); err != nil {
+		return err
+	}
 	if !p.Shared {
 		if err := excludeRally(r.CommonDir); err != nil {
 			return err
@@ -137,6 +161,9 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	}
 	fmt.Fprintf(f.Out, "started %s as %s (session %s) in %s session %s\n", p.Agent, p.Tool, p.Session, p.Backend, p.Target)
 	printPlanPlace(f, p)
+	for _, n := range res.Notes {
+		fmt.Fprintf(f.Err, "git-rally: note: %s\n", facts.Sanitize(n, 600))
+	}
 	for _, fa := range res.Facts {
 		if fa.Kind == "risk" {
 			fmt.Fprintf(f.Err, "git-rally: warning: %s: %s\n", fa.Subject, fa.Body)

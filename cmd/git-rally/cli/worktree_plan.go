@@ -107,7 +107,7 @@ func runWorktreePlan(f *factory, opts *worktreePlanOptions) error {
 	if err != nil {
 		return err
 	}
-	p, err := r.Plan(worktree.PlanOptions{Base: opts.base, State: st, After: plan.MergeAfter(st)})
+	p, err := r.Plan(worktree.PlanOptions{Base: opts.base, State: st, After: plan.MergeAfter(st), Live: liveSessions(st)})
 	if err != nil {
 		return err
 	}

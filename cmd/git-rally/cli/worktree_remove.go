@@ -25,7 +25,8 @@ func newCmdWorktreeRemove(f *factory) *cobra.Command {
 		Short: "Remove an agent worktree and its merged branch; close its session's claims",
 		Long: `Remove .rally/worktrees/<name> and, when its work is merged into the base
 branch, the branch rally/<name>. A worktree with uncommitted, untracked or
-unmerged work is refused (exit 3) unless --force. --force drops uncommitted
+unmerged work is refused (exit 3) unless --force. The worktree of a session whose agent
+runs is always refused (exit 3): stop it first. --force drops uncommitted
 work but never deletes a branch with unmerged commits: it is kept and named.
 A session fact with status removed is appended, and a leave for each owner
 of the session closes its claims.`,
@@ -71,6 +72,10 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 			return err
 		}
 		o = facts.Owner{Tool: sess.Tool}
+	}
+	if sess != nil && liveSessions(st)[name] {
+		return &facts.RefusedError{Msg: fmt.Sprintf("session %s runs in worktree %s: removing it would pull the directory from under a live agent", ident(name), ident(sess.Worktree)),
+			Hint: fmt.Sprintf("stop it first: git rally stop %s (then git rally worktree remove %s)", ident(name), ident(name))}
 	}
 	start := ""
 	if sess != nil {

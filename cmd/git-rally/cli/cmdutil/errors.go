@@ -146,7 +146,8 @@ func errorCode(err error) string {
 func (f *Factory) PrintErrorJSON(args []string, err error, code int, msg, hint string) {
 	j := jsonFromArgs(args)
 	var ee *ExitError
-	if !j.On() || errors.As(err, &ee) || (j.Query != "" && ValidQuery(j.Query) != nil) {
+	var ae *AnsweredError
+	if !j.On() || errors.As(err, &ee) || errors.As(err, &ae) || (j.Query != "" && ValidQuery(j.Query) != nil) {
 		return
 	}
 	e := errorJSON{Exit: code, Code: errorCode(err), Message: facts.Sanitize(msg, 2000), Hints: []string{}}

@@ -31,6 +31,16 @@ type ExitError struct{ Code int }
 // Error names the exit code.
 func (e *ExitError) Error() string { return fmt.Sprintf("exit %d", e.Code) }
 
+// AnsweredError is a failure whose answer is already on stdout (doctor's
+// result with "ok": false): its message goes to stderr and its exit code
+// is Err's, but --json prints no second document (SPEC §7).
+type AnsweredError struct{ Err error }
+
+func (e *AnsweredError) Error() string { return e.Err.Error() }
+
+// Unwrap is Err, which decides the exit code.
+func (e *AnsweredError) Unwrap() error { return e.Err }
+
 // Factory gives commands what they share: the streams, the repository,
 // the ledger, the clock and the caller's identity. Everything is opened
 // lazily so a command pays only for what it uses.
@@ -112,6 +122,11 @@ func (f *Factory) Now() (time.Time, error) {
 			return time.Time{}, &UsageError{Msg: fmt.Sprintf("RALLY_NOW=%q is not an RFC 3339 time", v), Hint: "RALLY_NOW=2026-01-02T15:04:05Z"}
 		}
 		t = p.UTC()
+		// git refuses commit dates before 1970 (fsck's badDateOverflow),
+		// so a remote with receive.fsckObjects would refuse the ledger.
+		if t.Year() < 1970 || t.Year() > 9999 {
+			return time.Time{}, &UsageError{Msg: fmt.Sprintf("RALLY_NOW=%q is outside 1970-9999", v), Hint: "RALLY_NOW=2026-01-02T15:04:05Z"}
+		}
 	}
 	f.now = &t
 	return t, nil
@@ -165,14 +180,6 @@ func (f *Factory) Ledger() (*facts.Ledger, error) {
 		return nil, err
 	}
 	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
-	switch {
-	case f.self != "":
-		l.Self = f.self
-	case f.ToolFlag != "":
-		l.Self = f.ToolFlag
-	default:
-		l.Self = os.Getenv("RALLY_TOOL")
-	}
 	f.ledger = l
 	return l, nil
 }
@@ -248,10 +255,12 @@ func (f *Factory) Identity() (facts.Owner, error) {
 	if err := facts.CheckTool(o.Tool); err != nil {
 		return o, err
 	}
-	f.self = o.Tool
-	if f.ledger != nil && f.ledger.Self != o.Tool {
-		f.ledger.Self, f.state = o.Tool, nil // the view under rally.requireSigned is the caller's
+	if o.Session != "" {
+		if err := facts.CheckSession(o.Session); err != nil {
+			return o, err
+		}
 	}
+	f.self = o.Tool
 	return o, nil
 }
 
