@@ -30,7 +30,8 @@
 # that every read and append checks against rally/tracking before it reads.
 # The report ends with one table: figure, 1k, 10k, 100k, bar, verdict.
 #
-# Usage: bench/run.sh            (3 minutes on a quiet 2-core machine, 8 on a loaded one)
+# Usage: bench/run.sh            (3 minutes on a quiet 2-core machine, 8 on a loaded one;
+#                                 progress per case and per round on stderr)
 #        RUNS=61 SIZES="1000 10000" bench/run.sh
 # Everything lives under one temporary directory, removed on exit
 # (KEEP=1 keeps it).

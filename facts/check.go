@@ -94,6 +94,10 @@ func (s *State) checkScopes(me Owner, asked []Scope, now time.Time, compared *in
 			case normAccess(c.Access) == Advisory:
 				f.Code, f.Severity = AdvisoryClaim, SevInfo
 				f.Message = fmt.Sprintf("%s marked %s as advisory (claim %s)", c.Owner(), held, c.ID)
+			case state == Active && c.Tool == me.Tool:
+				f.Code, f.Severity = ClaimedPath, SevStop
+				f.Message = fmt.Sprintf("your tool holds %s as %s (claim %s), another identity than this one; %s",
+					what, OwnerLabel(c.Owner()), c.ID, SelfHint(c.Owner(), c.ID))
 			case state == Active:
 				f.Code, f.Severity = ClaimedPath, SevStop
 				f.Message = fmt.Sprintf("%s holds %s (claim %s) and was active %s ago; ask with `git rally handoff --target %s`",

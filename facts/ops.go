@@ -68,11 +68,16 @@ func Claim(req ClaimRequest) AppendFunc {
 			o := c.Claim.Owner()
 			last, _ := st.LastSeen(o)
 			if silent := now.Sub(last); silent < TakeoverSilence {
-				return nil, &RefusedError{Code: "takeover-too-early",
+				e := &RefusedError{Code: "takeover-too-early",
 					Msg: fmt.Sprintf("takeover refused: %s was active %s ago; it holds %s (claim %s)", o, Ago(silent), c.Scope, c.Claim.ID),
 					Hint: fmt.Sprintf("takeover is allowed from %s, after 2h of silence; until then `git rally handoff --target %s --subject \"need %s\"`",
 						FormatTime(last.Add(TakeoverSilence)), o.Tool, c.Scope),
 				}
+				if o.Tool == req.Owner.Tool {
+					e.Msg = fmt.Sprintf("takeover refused: your tool holds %s as %s (claim %s), active %s ago", c.Scope, OwnerLabel(o), c.Claim.ID, Ago(silent))
+					e.Hint = fmt.Sprintf("takeover is allowed from %s, after 2h of silence; until then %s", FormatTime(last.Add(TakeoverSilence)), SelfHint(o, c.Claim.ID))
+				}
+				return nil, e
 			}
 			if seen[c.Claim.ID] {
 				continue

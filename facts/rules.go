@@ -107,10 +107,37 @@ type ConflictError struct {
 	TakeoverAt time.Time
 	// All is every conflicting claim, this one first.
 	All []*ConflictError
+	// Self is set when the holder is the caller's own tool under another
+	// session (or none): one agent under two identities.
+	Self bool
 }
 
 func (e *ConflictError) Error() string {
+	if e.Self {
+		return fmt.Sprintf("claim conflict: your tool holds %s as %s, another identity than this one (claim %s)", e.Scope, OwnerLabel(e.Owner), e.ClaimID)
+	}
 	return fmt.Sprintf("claim conflict: %s holds %s (claim %s)", e.Owner, e.Scope, e.ClaimID)
+}
+
+// OwnerLabel names an owner with its session, and says so when it has
+// none: "claude_code:impl-1 (no session: a plain checkout)". Used where
+// the caller is the same tool, so that it does not read "you hold it".
+func OwnerLabel(o Owner) string {
+	if o.Session == "" {
+		return o.Tool + " (no session: a plain checkout)"
+	}
+	return o.Tool + "@" + o.Session + " (session " + o.Session + ")"
+}
+
+// SelfHint is what to do about a claim the caller's own tool holds under
+// another identity: release it where it was made, never a handoff to
+// itself.
+func SelfHint(o Owner, claimID string) string {
+	where := "from the main checkout (outside any session)"
+	if o.Session != "" {
+		where = "from session " + o.Session + "'s worktree"
+	}
+	return fmt.Sprintf("release it %s: `git rally release %s --tool %s`", where, claimID, o.Tool)
 }
 
 // Conflict is an open claim of another owner that a request overlaps.
@@ -172,7 +199,12 @@ func (s *State) conflictError(c Conflict, me Owner, now time.Time) *ConflictErro
 	} else {
 		fmt.Fprintf(&b, "expired at %s but an expired claim still blocks until released", FormatTime(exp))
 	}
-	b.WriteString("\nnext: wait and watch `git rally inbox`; ask for it with `git rally handoff --target " + o.Tool + " --subject \"need " + c.Scope + "\"`; or claim a narrower scope")
+	if o.Tool == me.Tool {
+		e.Self = true
+		b.WriteString("\nnext: that is your own tool under another identity; " + SelfHint(o, c.Claim.ID))
+	} else {
+		b.WriteString("\nnext: wait and watch `git rally inbox`; ask for it with `git rally handoff --target " + o.Tool + " --subject \"need " + c.Scope + "\"`; or claim a narrower scope")
+	}
 	if allowed := last.Add(TakeoverSilence); now.Before(allowed) {
 		fmt.Fprintf(&b, "; --takeover is allowed from %s (after 2h of silence)", FormatTime(allowed))
 	} else {

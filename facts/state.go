@@ -376,7 +376,10 @@ func (s *State) touch(f *Fact) {
 	if p.Last.Less(f.Key()) {
 		p.Last = f.Key()
 		p.LastAt = f.At
-		p.Left = f.Kind == KindLeave
+		// A stopped managed session has left the room as surely as one
+		// that said leave: `git rally stop` writes the session's stopped
+		// fact under the session's own identity.
+		p.Left = f.Kind == KindLeave || f.Kind == KindSession && f.Status == "stopped"
 		if f.Kind == KindPresence {
 			p.Subject = f.Subject
 		}

@@ -419,9 +419,9 @@ func (a *agentRun) sessionEnd() Answer {
 	if p := st.Peers[a.me.String()]; n == 0 && (p == nil || p.Left) {
 		return a.quiet()
 	}
-	subject := fmt.Sprintf("%s session ended; closes %d claim(s)", a.host.tool, n)
+	subject := fmt.Sprintf("%s session ended; closes %d claim%s", a.host.tool, n, plural(n))
 	if a.p.Reason != "" {
-		subject = fmt.Sprintf("%s session ended (%s); closes %d claim(s)", a.host.tool, facts.Sanitize(a.p.Reason, 40), n)
+		subject = fmt.Sprintf("%s session ended (%s); closes %d claim%s", a.host.tool, facts.Sanitize(a.p.Reason, 40), n, plural(n))
 	}
 	if _, err := a.ledger.Append(facts.Simple(&facts.Fact{Kind: facts.KindLeave, Tool: a.me.Tool, Session: a.me.Session, Subject: subject})); err != nil {
 		a.warn("did not leave the room: %v", err)

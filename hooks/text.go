@@ -148,6 +148,9 @@ func describe(st *facts.State, f facts.Finding, me facts.Owner, now time.Time) (
 		if f.Code == facts.StaleOwnerClaim {
 			return long + "; writing is allowed, but the claim stays theirs until they release it or someone takes it over", short
 		}
+		if f.Owner.Tool == me.Tool {
+			return long + "; that is your own tool under another identity (" + ident(facts.OwnerLabel(f.Owner)) + "): " + facts.SelfHint(f.Owner, f.Claim), short
+		}
 		return long + fmt.Sprintf("; leave it to them, or ask: git rally handoff --target %s --subject %q%s",
 			ident(f.Owner.Tool), "need "+f.Path, tool), short
 	case facts.ActiveBlocker:

@@ -350,6 +350,15 @@ func nextAction(p *Plan, row *Row, st *facts.State) (string, string) {
 		return ActionUpdate, in("git merge " + p.Base)
 	case heldByOthers(st, row) != nil:
 		c := heldByOthers(st, row)
+		if c.Tool == sessionTool(st, row.Session) {
+			// One agent under two identities: never a handoff to itself.
+			where := "the main checkout"
+			if c.Session != "" {
+				where = "session " + c.Session
+			}
+			return ActionCoordinate, fmt.Sprintf("git rally release %s --tool %s   (in %s: your own tool's claim on %s)",
+				c.ID, shellQuote(c.Tool), where, strings.Join(c.Scopes, " "))
+		}
 		return ActionCoordinate, fmt.Sprintf("git rally handoff --target %s --subject %s", shellQuote(c.Tool),
 			shellQuote(fmt.Sprintf("%s changes files under your claim %s (%s)", row.Branch, c.ID, strings.Join(c.Scopes, " "))))
 	case len(row.Unclaimed) > 0 && sessionPresent(st, row.Session):
@@ -378,6 +387,19 @@ func heldByOthers(st *facts.State, row *Row) *facts.Fact {
 		}
 	}
 	return nil
+}
+
+// sessionTool is the tool bound to a session, "" for none.
+func sessionTool(st *facts.State, session string) string {
+	if session == "" {
+		return ""
+	}
+	for _, p := range st.Peers {
+		if p.Session == session {
+			return p.Tool
+		}
+	}
+	return ""
 }
 
 // sessionPresent reports whether an owner of the session is still in the

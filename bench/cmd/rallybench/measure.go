@@ -125,7 +125,15 @@ func runMeasure(args []string) error {
 	// drifts (the kernel writing back what building the ledgers wrote, a
 	// neighbour's load), and a target measured in a block of its own would
 	// carry the drift of its minutes into the ratios between targets.
+	// Progress goes to stderr, one line a case in the first round (the
+	// slowest, and where a stuck case shows) and one line a round after
+	// it, so the minutes of a run are never silent; stdout stays the
+	// report.
+	started := time.Now()
 	for round := 0; round < *runs; round++ {
+		if round > 0 {
+			fmt.Fprintf(os.Stderr, "rallybench: round %d/%d (%s elapsed)\n", round+1, *runs, time.Since(started).Round(time.Second))
+		}
 		for _, m := range ms {
 			m.round = round
 			for _, c := range m.cases() {
@@ -138,6 +146,9 @@ func runMeasure(args []string) error {
 				}
 				if c == "claim" && round == 0 {
 					m.firstClaim = d
+				}
+				if round == 0 {
+					fmt.Fprintf(os.Stderr, "rallybench: round 1/%d %s/%s %s: %.1f ms (%s elapsed)\n", *runs, m.scenario, m.size, c, msf(d), time.Since(started).Round(time.Second))
 				}
 				m.samples[c] = append(m.samples[c], sample{round, msf(d)})
 				if rssCases[c] {

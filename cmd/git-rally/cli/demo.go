@@ -30,13 +30,20 @@ func newCmdDemo(f *factory) *cobra.Command {
 command as typed, what it printed, and one line saying what happened. The
 choices alone decide the run: the clock is set with RALLY_NOW before every
 command and the identities are fixed, so the same choices print the same
-output, byte for byte. With no choice at all it plays --overlap --handoff.
+output, byte for byte. With no story choice (--overlap, --handoff,
+--time-passes) it plays --overlap --handoff, shaped by --agents, --layout
+and --receiver; --receiver implies --handoff.
 --json prints every step with the facts it wrote and
 the room after it.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
-			for _, n := range []string{"agents", "overlap", "handoff", "receiver", "layout", "time-passes"} {
+			// Only the story choices replace the tour: --agents, --layout
+			// and --receiver shape the story, they never empty it.
+			for _, n := range []string{"overlap", "handoff", "time-passes"} {
 				opts.chose = opts.chose || c.Flags().Changed(n)
+			}
+			if c.Flags().Changed("receiver") {
+				opts.c.Handoff = true // a receiver needs a handoff to receive
 			}
 			return runDemo(f, opts)
 		},
@@ -67,6 +74,7 @@ func runDemo(f *factory, opts *demoOptions) error {
 	if !opts.chose {
 		opts.c = demoTour(opts.c)
 	}
+	opts.c = opts.c.implied()
 	if err := opts.c.check(); err != nil {
 		return err
 	}
@@ -88,8 +96,9 @@ func runDemo(f *factory, opts *demoOptions) error {
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, demoJSON{Choices: opts.c, Agents: agents, Steps: results, Counts: counts})
 	}
-	fmt.Fprintf(f.Out, "\n%d claims accepted, %d refused; %d handoffs, %d receipts; %d worktrees; %d risks\n",
-		counts.ClaimsAccepted, counts.ClaimsRefused, counts.Handoffs, counts.Receipts, counts.Worktrees, counts.Risks)
+	fmt.Fprintf(f.Out, "\n%s accepted, %d refused; %s, %s; %s; %s\n",
+		plural(counts.ClaimsAccepted, "claim"), counts.ClaimsRefused, plural(counts.Handoffs, "handoff"), plural(counts.Receipts, "receipt"),
+		plural(counts.Worktrees, "worktree"), plural(counts.Risks, "risk"))
 	if opts.keep {
 		fmt.Fprintf(f.Out, "the repository is kept at %s (the next demo replaces it)\n", repo)
 	} else {
@@ -101,6 +110,15 @@ func runDemo(f *factory, opts *demoOptions) error {
 // demoTour is the run with no choice at all: a refusal and a handoff.
 func demoTour(c demoChoices) demoChoices {
 	c.Overlap, c.Handoff = true, true
+	return c
+}
+
+// implied are the choices another choice needs: a managed receiver plays
+// only with a handoff to receive (the runner's controls send both).
+func (c demoChoices) implied() demoChoices {
+	if c.Receiver == "managed" {
+		c.Handoff = true
+	}
 	return c
 }
 

@@ -35,6 +35,7 @@ type demoCounts struct {
 	Handoffs       int `json:"handoffs"`
 	Receipts       int `json:"receipts"`
 	Worktrees      int `json:"worktrees"`
+	worktrees      map[string]bool
 	Risks          int `json:"risks"`
 }
 
@@ -288,15 +289,27 @@ func demoAfter(repo string, at time.Time, seen map[string]bool) ([]*facts.Fact, 
 	if err != nil {
 		return nil, roomJSON{}, err
 	}
-	return fresh, toRoomJSON(st.Room(at)), nil
+	room := toRoomJSON(st.Room(at))
+	// The room as `git rally room` shows it: its managed sessions too
+	// (the demo's stand-in terminal answers for them), [] for none.
+	room.Sessions = roomSessions(st)
+	return fresh, room, nil
 }
 
 func countStep(c *demoCounts, s demoStep, r demoResult, fs []*facts.Fact) {
 	if s.Args != nil && s.Args[0] == "claim" && r.Exit == ExitRefused {
 		c.ClaimsRefused++
 	}
-	if len(s.Args) > 1 && s.Args[0] == "worktree" && s.Args[1] == "add" && r.Exit == 0 {
-		c.Worktrees++
+	// Worktrees as the room counts them: every one it has listed, made
+	// by worktree add or by run.
+	for _, w := range r.Room.Worktrees {
+		if !c.worktrees[w.Name] {
+			if c.worktrees == nil {
+				c.worktrees = map[string]bool{}
+			}
+			c.worktrees[w.Name] = true
+			c.Worktrees++
+		}
 	}
 	for _, fa := range fs {
 		switch fa.Kind {

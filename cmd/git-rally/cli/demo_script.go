@@ -129,8 +129,8 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 			"enter", "--subject", a.Task)
 	}
 	if !wt {
-		b.run(a2, 0, fmt.Sprintf("All %d agents share one checkout and branch main: one agent's commit takes what the others staged. %s records the hazard as a risk.", c.Agents, short(n2)),
-			"risk", "--subject", fmt.Sprintf("shared-branch-hazard: %d agents edit main in one checkout", c.Agents), "--severity", "warn")
+		b.run(a2, 0, fmt.Sprintf("%s share one checkout and branch main: one agent's commit takes what the others staged. %s records the hazard as a risk.", allAgents(c.Agents), short(n2)),
+			"risk", "--subject", fmt.Sprintf("shared-branch-hazard: %s edit main in one checkout", plural(c.Agents, "agent")), "--severity", "warn")
 	}
 	for i, a := range agents {
 		args := []string{"claim", a.Wants}
@@ -305,4 +305,12 @@ func short(tool string) string {
 		}
 	}
 	return tool
+}
+
+// allAgents is "Both agents" for two, "All 3 agents" for more.
+func allAgents(n int) string {
+	if n == 2 {
+		return "Both agents"
+	}
+	return fmt.Sprintf("All %d agents", n)
 }

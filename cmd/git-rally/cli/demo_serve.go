@@ -70,11 +70,14 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 		if err != nil {
 			return nil, &webapi.UsageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
 		}
-		chose = true
+		// --agents, --layout and --receiver shape the story; only the
+		// story choices replace the tour.
+		chose = chose || k == "overlap" || k == "handoff" || k == "time-passes"
 	}
 	if !chose {
 		c = demoTour(c)
 	}
+	c = c.implied()
 	if err := c.check(); err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {

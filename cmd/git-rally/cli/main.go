@@ -198,6 +198,9 @@ session bound to the current rally worktree. $RALLY_NOW (RFC 3339) sets the
 current time.`,
 	}
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		if h, ok := flagHints[cmdName(c)+" "+strings.TrimPrefix(err.Error(), "unknown flag: ")]; ok {
+			return &usageError{Msg: err.Error() + "; " + h[0], Hint: h[1]}
+		}
 		return &usageError{Msg: err.Error(), Hint: helpHint(c)}
 	})
 	root.PersistentFlags().Var(&toolsValue{f}, "tool", "author identity, e.g. claude_code:impl-1")
@@ -211,6 +214,12 @@ current time.`,
 		return checkQuery(c, args)
 	}
 	return root
+}
+
+// flagHints explain a flag a newcomer expects and rally does not have:
+// what to type instead (message tail, hint).
+var flagHints = map[string][2]string{
+	"git rally release --all": {"release names ids or scopes; leaving closes every claim you hold", "git rally leave (closes all your claims), or git rally release <scope-or-claim-id>..."},
 }
 
 func newRootCmd(f *factory) *cobra.Command {

@@ -77,7 +77,7 @@ func runLeave(f *cmdutil.Factory, subject string, j *cmdutil.JSONFlags) error {
 		}
 		subj := subject
 		if subj == "" {
-			subj = fmt.Sprintf("leaving; closes %d claim(s)", n)
+			subj = fmt.Sprintf("leaving; closes %s", plural(n, "claim"))
 		}
 		return []*facts.Fact{{Kind: facts.KindLeave, Tool: o.Tool, Session: o.Session, Subject: subj}}, nil
 	})

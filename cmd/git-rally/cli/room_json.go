@@ -368,7 +368,10 @@ func printJSON(f *cmdutil.Factory, j *cmdutil.JSONFlags, v any) error {
 	}
 	res := gjson.GetBytes(buf.Bytes(), j.Query)
 	if !res.Exists() {
-		return nil
+		// Never a silent no-op: a path that names nothing exits 1 with
+		// a note (as jq -e does), so a script tells "absent" from "empty".
+		fmt.Fprintf(f.Err, "git-rally: note: --query %s matched nothing in the output\n", j.Query)
+		return &exitError{Code: ExitError}
 	}
 	if res.Type == gjson.String {
 		fmt.Fprintln(f.Out, res.String())

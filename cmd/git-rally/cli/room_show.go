@@ -23,6 +23,7 @@ func newCmdRoom(f *factory) *cobra.Command {
 	c.Flags().BoolVar(&opts.Compact, "compact", false, "only what the caller must act on, within --budget-bytes")
 	c.Flags().IntVar(&opts.Budget, "budget-bytes", 6000, "byte budget of --compact")
 	c.Flags().StringArrayVar(&opts.Paths, "path", nil, "only claims touching this path (repeat)")
+	c.Flags().BoolVar(&opts.Wide, "wide", false, "never cut a line to the terminal's width ($COLUMNS, else the terminal, else 100)")
 	addJSONFlags(c, &opts.J)
 	return c
 }
@@ -32,6 +33,7 @@ type roomOptions struct {
 	Compact bool
 	Budget  int
 	Paths   []string
+	Wide    bool
 	J       cmdutil.JSONFlags
 }
 
@@ -165,7 +167,11 @@ func runRoom(f *cmdutil.Factory, opts *roomOptions) error {
 	out.Plans = roomPlans(st)
 	addRoomVerdicts(v, &out, room)
 	out.Totals.Ignored = f.Opened().Ignored
-	printRoom(f.Out, out, now, f.Paint())
+	me := ""
+	if o, err := f.Identity(); err == nil {
+		me = o.String()
+	}
+	printRoom(&fitWriter{w: f.Out, width: roomWidth(f.Out, opts.Wide)}, out, now, f.Paint(), me)
 	return nil
 }
 
@@ -308,7 +314,7 @@ func newest(w io.Writer, ns []noteJSON, what string) []noteJSON {
 	return ns[len(ns)-RoomNewest:]
 }
 
-func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
+func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter, me string) {
 	head := r.Head
 	if len(head) > 12 {
 		head = head[:12]
@@ -332,7 +338,10 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 		}
 		subj := ""
 		if p.Subject != "" {
-			subj = ": " + facts.Sanitize(p.Subject, 80)
+			subj = ": " + facts.Sanitize(p.Subject, 400)
+		}
+		if who == me {
+			who += " (you)"
 		}
 		fmt.Fprintf(w, "  %-32s %s last seen %s%s%s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), cmdutil.ActivityTag(pt, now, p.Activity, p.ActivitySince), subj, verdictTag(p.Verified))
 	}
@@ -350,8 +359,17 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 		if c.LeaseState == "expired" {
 			lease = pt(cmdutil.CRed, "lease expired") + " since " + cmdutil.LocalTime(c.LeaseExpiresAt, time.Local) + " (still blocks)"
 		}
-		fmt.Fprintf(w, "  %s %-28s %s %s, %s, owner %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access,
-			lease, cmdutil.PaintState(pt, c.OwnerState), extra, verdictTag(c.Verified))
+		// Two lines, so that a claim fits 100 columns: who holds what,
+		// then the lease, the owner's state and what the claim is for.
+		if who == me {
+			who += " (you)"
+		}
+		fmt.Fprintf(w, "  %s %s %s %s%s%s\n", c.ID, who, strings.Join(c.Scopes, " "), c.Access, extra, verdictTag(c.Verified))
+		for_ := ""
+		if c.Subject != "" {
+			for_ = "; for " + facts.Sanitize(c.Subject, 400)
+		}
+		fmt.Fprintf(w, "      %s, owner %s%s\n", lease, cmdutil.PaintState(pt, c.OwnerState), for_)
 	}
 	fmt.Fprintf(w, "\nhandoffs (%d)\n", len(r.Handoffs))
 	for _, h := range r.Handoffs {
@@ -360,9 +378,12 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 			od = " " + pt(cmdutil.CRed, "OVERDUE")
 		}
 		if h.Reason != "" {
-			od += " (" + facts.Sanitize(h.Reason, 120) + ")"
+			od += " (" + facts.Sanitize(h.Reason, 400) + ")"
 		}
-		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 120), ago(now, h.At), verdictTag(h.Verified))
+		if h.Delivery != "" {
+			od += ", delivered: " + h.Delivery
+		}
+		fmt.Fprintf(w, "  %s %s -> %s [%s%s] %s (%s)%s\n", h.ID, h.From, h.Target, cmdutil.PaintState(pt, h.State), od, facts.Sanitize(h.Subject, 400), ago(now, h.At), verdictTag(h.Verified))
 	}
 	if len(r.Blockers) > 0 {
 		fmt.Fprintf(w, "\nblockers (%d)\n", len(r.Blockers))
@@ -374,13 +395,13 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 					scopes = pt(cmdutil.CRed, "ROOM FROZEN") + " by the lead"
 				}
 			}
-			fmt.Fprintf(w, "  %s %s %s %s (%s)\n", b.ID, b.Tool, scopes, facts.Sanitize(b.Subject, 120), ago(now, b.At))
+			fmt.Fprintf(w, "  %s %s %s %s (%s)\n", b.ID, b.Tool, scopes, facts.Sanitize(b.Subject, 400), ago(now, b.At))
 		}
 	}
 	if len(r.Risks) > 0 {
 		fmt.Fprintf(w, "\nrisks (%d)\n", len(r.Risks))
 		for _, b := range newest(w, r.Risks, "risks") {
-			fmt.Fprintf(w, "  %s %s %s (%s)\n", b.ID, b.Tool, facts.Sanitize(b.Subject, 120), ago(now, b.At))
+			fmt.Fprintf(w, "  %s %s %s (%s)\n", b.ID, b.Tool, facts.Sanitize(b.Subject, 400), ago(now, b.At))
 		}
 	}
 	if len(r.Worktrees) > 0 {

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -65,12 +66,17 @@ func runStop(f *factory, opts *stopOptions, name string) error {
 		return nil
 	}
 	what := "its terminal was gone already; closed in the ledger"
-	if res.WasLive && opts.dryRun {
-		what = "would end " + s.Backend + " session " + ident(s.Target)
-	} else if res.WasLive {
-		what = "ended " + s.Backend + " session " + ident(s.Target)
+	// An adopted pane (%3) is a pane, not a session of its own.
+	unit := " session "
+	if strings.HasPrefix(s.Target, "%") {
+		unit = " pane "
 	}
-	fmt.Fprintf(f.Out, "%s %s (%s): %s, %d claim(s) released\n", verb, ident(s.Name), ident(s.Tool), what, len(res.Released))
+	if res.WasLive && opts.dryRun {
+		what = "would end " + s.Backend + unit + ident(s.Target)
+	} else if res.WasLive {
+		what = "ended " + s.Backend + unit + ident(s.Target)
+	}
+	fmt.Fprintf(f.Out, "%s %s (%s): %s, %s released\n", verb, ident(s.Name), ident(s.Tool), what, plural(len(res.Released), "claim"))
 	if s.Path != "" {
 		fmt.Fprintf(f.Out, "the worktree stays: %s on %s\n", ident(s.Path), ident(s.Branch))
 		fmt.Fprintf(f.Out, "  merge it   git merge %s   (from the main checkout; see git rally worktree plan)\n", ident(s.Branch))

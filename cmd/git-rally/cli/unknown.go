@@ -53,15 +53,55 @@ func unknownErr(c *cobra.Command, word string) *usageError {
 	if c.SuggestionsMinimumDistance <= 0 {
 		c.SuggestionsMinimumDistance = 2
 	}
-	if s := c.SuggestionsFor(word); len(s) > 0 {
-		e.Msg += fmt.Sprintf("; did you mean %q?", s[0])
-		e.Hint = name + " " + s[0]
+	if s := suggest(c, word); s != "" {
+		e.Msg += fmt.Sprintf("; did you mean %q?", s)
+		e.Hint = name + " " + s
 	} else if name == "git rally" {
 		e.Hint = "git rally help"
 	} else {
 		e.Hint = "git rally help " + strings.TrimPrefix(name, "git rally ")
 	}
 	return e
+}
+
+// synonyms are the words a newcomer types for a command under another
+// name; spelling alone would send `unclaim` to claim and `who` to show.
+var synonyms = map[string]string{
+	"who":     "room",
+	"whois":   "room",
+	"ps":      "room",
+	"unclaim": "release",
+	"unlock":  "release",
+	"free":    "release",
+	"lock":    "claim",
+	"web":     "serve",
+	"ui":      "serve",
+	"server":  "serve",
+	"list":    "room",
+	"ls":      "room",
+	"history": "log",
+	"give":    "handoff",
+}
+
+// neverSuggested are commands that exist for hosts and scripts, not for a
+// person who mistyped: `lock` is not the internal `hook`.
+var neverSuggested = map[string]bool{"hook": true, "__complete": true}
+
+// suggest is the one command to name for word under c: a synonym first
+// (at the top level, where those commands live), else the closest
+// spelling that is not internal.
+func suggest(c *cobra.Command, word string) string {
+	if !c.HasParent() {
+		if s, ok := synonyms[strings.ToLower(word)]; ok && findSub(c, s) != nil {
+			return s
+		}
+	}
+	for _, s := range c.SuggestionsFor(word) {
+		if !neverSuggested[s] {
+			return s
+		}
+	}
+	return ""
 }
 
 // cmdName is the command as a user types it: "git rally hooks".

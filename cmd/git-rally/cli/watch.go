@@ -125,6 +125,9 @@ func runWatch(f *factory, opts *watchOptions) error {
 		next, err := w.Wait(ctx, head)
 		if err != nil {
 			if errors.Is(err, context.DeadlineExceeded) && opts.once {
+				// Exit 1 is the documented answer; a word says why, on
+				// stderr, so a script reading stdout sees nothing new.
+				fmt.Fprintf(f.Err, "git-rally: note: watch timed out after %s with no new fact\n", opts.timeout)
 				return &exitError{Code: ExitError}
 			}
 			if ctx.Err() != nil {

@@ -107,7 +107,7 @@ func runWorktreeRemove(f *factory, opts *worktreeRemoveOptions, name string) err
 		fmt.Fprintf(f.Out, "kept branch %s: %s\n", rm.Branch, rm.KeptBranch)
 		fmt.Fprintf(f.Out, "  merge it (git merge %s) or delete it yourself (git branch -D %s)\n", rm.Branch, rm.Branch)
 	}
-	fmt.Fprintf(f.Out, "session %s removed; %d claim(s) closed\n", name, closed)
+	fmt.Fprintf(f.Out, "session %s removed; %s closed\n", name, plural(closed, "claim"))
 	return nil
 }
 
@@ -146,7 +146,7 @@ func recordRemoval(f *factory, o facts.Owner, name string, rm *worktree.Removal)
 		sort.Slice(keys, func(i, j int) bool { return keys[i].Tool < keys[j].Tool })
 		for _, k := range keys {
 			out = append(out, &facts.Fact{Kind: facts.KindLeave, Tool: k.Tool, Session: name,
-				Subject: fmt.Sprintf("worktree %s removed; closes %d claim(s)", name, owners[k])})
+				Subject: fmt.Sprintf("worktree %s removed; closes %s", name, plural(owners[k], "claim"))})
 		}
 		return out, nil
 	})
