@@ -35,7 +35,7 @@ import (
 //	facts-<gen>.idx    a record per mirror line (mirrorindex.go)
 //
 // The .bin files are in the cache's own encoding (cachecodec.go).
-const cacheVersion = 12 // 12: the lead fact and rejected handoffs (11 was taken by a parallel branch)
+const cacheVersion = 13 // 12: the lead fact and rejected handoffs; 13: with status facts (activity)
 
 const stateFile = "state.bin"
 
@@ -665,3 +665,6 @@ func cloneMap[K comparable, V any](m map[K]V) map[K]V {
 	}
 	return out
 }
+
+// common is the repository's common dir the cache lives under.
+func (c *cache) common() string { return filepath.Dir(filepath.Dir(c.dir)) }

@@ -386,10 +386,12 @@ func encPeer(e *encoder, p *Peer) {
 	e.key(p.Last)
 	e.bool(p.Left)
 	e.str(p.Subject)
+	e.str(p.Activity)
+	e.str(p.ActivitySince)
 }
 
 func decPeer(d *decoder) *Peer {
-	return &Peer{Tool: d.str(), Session: d.str(), LastAt: d.str(), Last: d.key(), Left: d.bool(), Subject: d.str()}
+	return &Peer{Tool: d.str(), Session: d.str(), LastAt: d.str(), Last: d.key(), Left: d.bool(), Subject: d.str(), Activity: d.str(), ActivitySince: d.str()}
 }
 
 func encHandoff(e *encoder, h *Handoff) {

@@ -31,14 +31,15 @@ const (
 	KindDecision     = "decision"
 	KindSession      = "session"
 	KindDelivery     = "delivery"
-	KindPlan         = "plan" // a workstream: subject the plan id, body the plan (plan.go)
-	KindLead         = "lead" // the room's lead seat: target the new lead, none to empty it (lead.go)
+	KindPlan         = "plan"   // a workstream: subject the plan id, body the plan (plan.go)
+	KindLead         = "lead"   // the room's lead seat: target the new lead, none to empty it (lead.go)
+	KindStatus       = "status" // what a peer is doing (activity.go)
 )
 
 // Kinds lists the known kinds.
 var Kinds = []string{KindPresence, KindLeave, KindClaim, KindRelease, KindClaimExpired,
 	KindHandoff, KindReceipt, KindResolve, KindArtifact, KindRetract, KindNote,
-	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead}
+	KindBlocker, KindRisk, KindDecision, KindSession, KindDelivery, KindPlan, KindLead, KindStatus}
 
 // Access modes.
 const (
@@ -316,6 +317,9 @@ func (f *Fact) Validate() error {
 	if err := CheckText("body", f.Body, MaxBody); err != nil {
 		return err
 	}
+	if f.Kind == KindStatus && (f.Status == "" || len(f.Status) > 40) {
+		return usagef("a status fact needs an activity (at most 40 bytes)")
+	}
 	for _, s := range append(append([]string{f.Reason}, f.Evidence...), f.Files...) {
 		if err := CheckText("text", s, MaxSubject*4); err != nil {
 			return err
@@ -366,6 +370,8 @@ func (f *Fact) Summary() string {
 	switch {
 	case f.Kind == KindReceipt && f.Status == Rejected:
 		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
+	case f.Kind == KindStatus:
+		b.WriteString(" " + oneLine(f.Status, 20))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":

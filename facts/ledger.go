@@ -147,9 +147,18 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 	st := l.cache.load()
 	if st0 := st; st != nil && st.FutureDue(hz) {
 		// A fact held back as dated in the future is due: build again.
-		st = nil
-		if ls, ok := l.cache.mirrorStore(st0); ok && !ls.odd {
-			st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+		// Replayed from the checkpoint: the facts since the first one
+		// held back, not the whole mirror.
+		var ok bool
+		if st, ok = l.replayCheckpoint(st0, hz); !ok {
+			st = nil
+			defer lowGC()()
+			if ls, ok := l.cache.mirrorStore(st0); ok {
+				if !ls.odd {
+					st, _ = l.rebuildInto(ls, hz, st0.Head, st0.Tree)
+				}
+				ls.release()
+			}
 		}
 	}
 	if st != nil && st.Head == hashString(head) {
@@ -173,11 +182,17 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			cp.SetHorizon(hz)
 			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
+				l.cache.checkpointBefore(st, cp)
 				l.cache.save(cp, fs, false)
 				return cp, nil
 			}
-			// Out of order (a merge) or an undo: rebuild from the
+			// Out of order (a merge) or an undo: from the checkpoint
+			// when the new facts come after it, else rebuild from the
 			// mirror plus the new facts.
+			defer lowGC()()
+			if nst, ok := l.mergeCheckpoint(st, fs, hz, head.String(), c.Tree.String()); ok {
+				return nst, nil
+			}
 			if ls, ok := l.cache.mirrorStore(st); ok {
 				for i, f := range fs {
 					ls.add(f, 1<<62|uint64(i))
@@ -187,6 +202,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 						return nst, nil
 					}
 				}
+				ls.release()
 			}
 		}
 	}
@@ -201,6 +217,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			return nst, nil
 		}
 	}
+	ls.release()
 	// Not reached with facts this version checked: the old way.
 	l.Warnings = l.Warnings[:nw]
 	all, err := l.readAll(c.Tree)
@@ -562,6 +579,7 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	cp.SetHorizon(l.horizon())
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
+		l.cache.checkpointBefore(st, cp)
 		l.cache.save(cp, fs, false)
 		l.last = cp
 	}

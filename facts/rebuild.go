@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -61,11 +62,15 @@ func cmpInt[T int64 | uint64](a, b T) int {
 // arenaChunk is the size of the arena's chunks: a line is never copied
 // again once stored, and the arena never holds a second copy while it
 // grows.
-const arenaChunk = 1 << 20
+var arenaChunk = 1 << 20
 
 // lineStore collects the facts of a rebuild.
 type lineStore struct {
 	chunks [][]byte
+	// spill holds the full chunks of a large rebuild on disk
+	// (rebuildspill.go); a chunk written there is nil in chunks.
+	spill    *spill
+	spillDir string
 	// The keys are collected in pages that never move (keyPage keys
 	// each) and made one slice to sort: 100k keys are not copied again
 	// and again as they grow.
@@ -73,6 +78,12 @@ type lineStore struct {
 	nkeys    int
 	keys     []lineKey
 	retracts []retractRef
+	// pos, when set, makes project take a checkpoint (cp) before the
+	// first fact the reader holds back, or at the last point before it
+	// that a checkpoint can be taken at (cachecheckpoint.go); pos gives
+	// the mirror's length and CRC-32 so far.
+	pos func() (int64, uint32)
+	cp  *checkpoint
 	// odd is set when a fact's id is not f_ and 16 hex digits (only a
 	// checked fact is stored, so never in practice): the caller then
 	// projects the old way.
@@ -116,6 +127,9 @@ func (ls *lineStore) addLine(f scanned, seq uint64) {
 	raw := f.raw
 	last := len(ls.chunks) - 1
 	if last < 0 || len(ls.chunks[last])+len(raw) > cap(ls.chunks[last]) {
+		if last >= 0 {
+			ls.spillChunk(last)
+		}
 		ls.chunks = append(ls.chunks, make([]byte, 0, max(arenaChunk, len(raw))))
 		last++
 	}
@@ -137,7 +151,10 @@ func (ls *lineStore) addLine(f scanned, seq uint64) {
 const keyPage = 4096
 
 func (ls *lineStore) line(k lineKey) []byte {
-	return ls.chunks[k.chunk][k.off : k.off+k.n]
+	if c := ls.chunks[k.chunk]; c != nil {
+		return c[k.off : k.off+k.n]
+	}
+	return ls.spilled(k.chunk)[k.off : k.off+k.n]
 }
 
 // parseFactID returns the number an id f_<16 hex digits> spells.
@@ -194,8 +211,26 @@ func (ls *lineStore) sortUnique() {
 // emit with each line and its fact in (clock, id) order. It returns
 // errRebuild when a stored line does not decode again (a bug).
 func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*State, error) {
+	return ls.projectFrom(nil, hz, emit)
+}
+
+// projectFrom is project on top of a checkpoint's projection cp (nil:
+// from nothing), the stored facts being the ones after it. A retraction
+// whose target is not among them is believed to retract nothing only
+// when the checkpoint says so (cp.ignore); otherwise it returns
+// errRebuild: its target may be before the checkpoint.
+func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []byte, f *Fact)) (*State, error) {
 	ls.sortUnique()
 	s := NewState()
+	var cps checkpointPoints
+	if cp != nil {
+		s = cp.st
+		// Retractions the checkpoint knows count for nothing; those
+		// before this tail never come again.
+		for id := range cp.ignore {
+			cps.ignored(id, lineKey{clock: math.MaxInt64})
+		}
+	}
 	s.horizon = hz
 	if len(ls.retracts) > 0 {
 		// BuildAt's first pass: a retraction counts when its target
@@ -218,13 +253,38 @@ func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*St
 		}
 		rs := ls.retracts
 		slices.SortFunc(rs, func(a, b retractRef) int { return a.key.cmp(b.key) })
+		// After a checkpoint, State.Retraction holds the retractions the
+		// rebuild that took it knew, these facts' too: a retraction here
+		// of a fact before the checkpoint must be one of them.
+		here := map[string]bool{}
+		if cp != nil {
+			for _, r := range rs {
+				here[r.id] = true
+			}
+		}
+		decided := map[string]bool{}
 		for _, r := range rs {
 			id, ok := parseFactID(r.ref)
-			if !ok || !found[id] || want[id] != r.tool {
+			if ok && !found[id] {
+				// A retraction of nothing here: of nothing at all in a
+				// rebuild, of a fact before it after a checkpoint.
+				if cp != nil && s.Retraction[r.ref] != r.id && !cp.ignore[r.id] {
+					return nil, errRebuild
+				}
+				if s.Retraction[r.ref] != r.id {
+					cps.ignored(r.id, r.key)
+				}
 				continue
 			}
-			if _, done := s.Retraction[r.ref]; !done {
-				s.Retraction[r.ref] = r.id
+			if !ok || want[id] != r.tool || decided[r.ref] {
+				cps.ignored(r.id, r.key) // counts for nothing
+				continue
+			}
+			decided[r.ref] = true
+			if x, known := s.Retraction[r.ref]; !known || here[x] {
+				s.Retraction[r.ref] = r.id // the first one in order
+			} else {
+				cps.ignored(r.id, r.key)
 			}
 		}
 	}
@@ -273,10 +333,16 @@ func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *Fact)) (*St
 			return nil, errRebuild
 		}
 		for i, f := range d.fs {
+			if ls.pos != nil {
+				ls.checkpointAt(&cps, s, ls.keys[b*batch+i], heldAt(f, hz))
+			}
 			emit(ls.line(ls.keys[b*batch+i]), f)
 			s.build(f)
 		}
 		b++
+	}
+	if ls.spill != nil && ls.spill.failed {
+		return nil, errRebuild
 	}
 	s.forget()
 	return s, nil
@@ -455,6 +521,7 @@ func lowGC() func() {
 func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	fl := &factList{}
 	ls := &lineStore{}
+	ls.spillTo(l.cache.dir)
 	warns := map[int][]string{}
 	store := func(i int, fs []*Fact, w []string) {
 		for j, f := range fs {
@@ -488,10 +555,13 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	if rd != nil {
 		streamed = rd.close() == nil && err == nil
 		if !streamed {
+			ls.release()
 			ls, warns = &lineStore{}, map[int][]string{}
+			ls.spillTo(l.cache.dir)
 		}
 	}
 	if err != nil {
+		ls.release()
 		return nil, err
 	}
 	if !streamed {
@@ -641,8 +711,11 @@ func (rd *streamDecoder) close() error {
 // rebuildInto projects the facts of ls at horizon hz and writes them, in
 // order, as a new mirror generation; the state is saved with it.
 func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*State, error) {
+	defer ls.release()
 	var st *State
+	// The checkpoint: the projection before the first fact held back.
 	mg, err := l.cache.writeMirror(func(mw *mirrorWriter) error {
+		ls.pos = func() (int64, uint32) { return mw.cw.n, mw.cw.sum }
 		var err error
 		st, err = ls.project(hz, func(line []byte, f *Fact) { mw.add(line, f) })
 		return err
@@ -653,6 +726,9 @@ func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*S
 	st.Head, st.Tree = head, tree
 	if err == nil { // else the projection is good, only the cache is not
 		l.cache.saveWith(st, mg)
+		if cp := ls.cp; cp != nil {
+			l.cache.saveCheckpoint(encodeCheckpoint(mg.gen, cp.n, cp.sum, cp.st, cp.ignore))
+		}
 	}
 	return st, nil
 }
@@ -770,10 +846,24 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 	}
 	defer f.Close()
 	size := c.saved.MirrorLen
+	mirrorRead.Add(size)
 	br := bufio.NewReaderSize(io.LimitReader(f, size), 256<<10)
 	ls := &lineStore{}
+	ls.spillTo(c.dir)
+	ok = false
+	defer func() {
+		if !ok {
+			ls.release()
+		}
+	}()
 	var sum uint32
 	var n int64
+	// Each line is decoded into one reused Fact, as a rebuild's scanner
+	// does: the line store copies what it keeps, and a Fact a line
+	// (about 1.8 KB with its strings, left to the collector) made a
+	// rebuild from the mirror of 1M facts peak at 1.8 GB.
+	var sf Fact
+	var ms fastMembers
 	for seq := uint64(0); ; seq++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
@@ -789,14 +879,24 @@ func (c *cache) mirrorStore(st *State) (*lineStore, bool) {
 		}
 		sum = crc32.Update(sum, crcTable, line)
 		n += int64(len(line))
-		fact, err := Parse(line)
-		if err != nil {
-			return nil, false
+		body := bytes.TrimSuffix(line, []byte{'\n'})
+		sf, ms = Fact{}, fastMembers{}
+		fact := &sf
+		if !fastDecodeInto(&sf, body, unsafe.String(unsafe.SliceData(body), len(body)), &ms) || sf.ID == "" || sf.Kind == "" {
+			if fact, err = Parse(line); err != nil {
+				return nil, false
+			}
 		}
-		ls.add(fact, seq)
+		sc := scanned{clock: fact.Clock, raw: line}
+		sc.id, sc.idOK = parseFactID(fact.ID)
+		if fact.Kind == KindRetract && fact.Ref != "" {
+			sc.retract = &retractRef{id: strings.Clone(fact.ID), ref: strings.Clone(fact.Ref), tool: strings.Clone(fact.Tool)}
+		}
+		ls.addLine(sc, seq)
 	}
 	if n != size || sum != c.saved.MirrorSum || ls.nkeys != st.Facts {
 		return nil, false
 	}
+	ok = true
 	return ls, true
 }

@@ -11,6 +11,8 @@ type PeerView struct {
 	LastSeen             time.Time
 	Subject              string
 	LastID               string // the fact that last showed it active
+	// Activity is what it last said it is doing (§13), since when.
+	Activity, ActivitySince string
 }
 
 // ClaimView is an open claim with its time-dependent state.
@@ -58,7 +60,8 @@ func (s *State) Room(now time.Time) *Room {
 	r := &Room{Head: s.Head, Clock: s.MaxClock, Facts: s.Facts, Retracted: s.Retracted, ByKind: s.ByKind}
 	for _, p := range s.sortedPeers() {
 		t, _ := time.Parse(time.RFC3339Nano, p.LastAt)
-		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject, LastID: p.Last.ID})
+		r.Peers = append(r.Peers, PeerView{Tool: p.Tool, Session: p.Session, State: Liveness(t, p.Left, now), LastSeen: t, Subject: p.Subject, LastID: p.Last.ID,
+			Activity: p.Activity, ActivitySince: p.ActivitySince})
 	}
 	r.Lead = s.LeadHolder()
 	if r.Lead != "" {

@@ -19,6 +19,10 @@ type Peer struct {
 	Last    Key    `json:"last"`
 	Left    bool   `json:"left,omitempty"`
 	Subject string `json:"subject,omitempty"`
+	// Activity is what the owner last said it is doing (a status fact,
+	// §13), ActivitySince when it said so.
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 // Handoff is a handoff that is not resolved yet.
@@ -375,6 +379,9 @@ func (s *State) touch(f *Fact) {
 		p.Left = f.Kind == KindLeave
 		if f.Kind == KindPresence {
 			p.Subject = f.Subject
+		}
+		if f.Kind == KindStatus {
+			p.Activity, p.ActivitySince = f.Status, f.At
 		}
 	}
 }

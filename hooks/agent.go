@@ -75,6 +75,7 @@ func (a *agentRun) exportIdentity() bool {
 }
 
 func (a *agentRun) preToolUse() Answer {
+	a.setActivity(facts.ActivityWorking)
 	ans, denied := a.checkEdit()
 	if in := a.identityInput(); in != nil && !denied {
 		var env envelope
@@ -249,10 +250,14 @@ func (a *agentRun) heartbeat(st *facts.State) {
 }
 
 func (a *agentRun) promptSubmit() Answer {
+	a.setActivity(facts.ActivityWorking)
 	if err := a.open(); err != nil {
 		a.warn("inbox not checked: %v", err)
 		return a.quiet()
 	}
+	// What waits for a managed session goes with this prompt, as its
+	// context.
+	handed := a.handover()
 	st, err := a.ledger.Read()
 	if err != nil {
 		a.warn("inbox not checked: %v", err)
@@ -267,9 +272,13 @@ func (a *agentRun) promptSubmit() Answer {
 			fresh = append(fresh, it)
 		}
 	}
+	risks := overlapsFor(st, a.me.Tool, seen)
 	var ids []string
 	for _, it := range fresh {
 		ids = append(ids, it.Fact.ID)
+	}
+	for _, r := range risks {
+		ids = append(ids, r.ID)
 	}
 	// The lead's freeze and the rejection of a handoff of mine, once each.
 	var notes []string
@@ -288,6 +297,9 @@ func (a *agentRun) promptSubmit() Answer {
 		}
 	}
 	if len(ids) == 0 {
+		if handed != "" {
+			return a.answer(a.host.context(a.host.prompt, handed))
+		}
 		return a.quiet()
 	}
 	a.markShown(st, ids)
@@ -295,13 +307,38 @@ func (a *agentRun) promptSubmit() Answer {
 	if len(fresh) > 0 {
 		text = inboxText(a.me, fresh)
 	}
+	if len(risks) > 0 {
+		text += overlapText(a.me, risks)
+	}
 	if len(notes) > 0 {
 		text += strings.Join(notes, "\n") + "\n"
 		if len(fresh) == 0 {
 			text += untrustedLine + "\n"
 		}
 	}
+	if handed != "" {
+		text = handed + "\n\n" + text
+	}
 	return a.answer(a.host.context(a.host.prompt, text))
+}
+
+// overlapsFor are the open overlap-detected risks that name tool as an
+// owner and that it has not been shown, oldest first.
+func overlapsFor(st *facts.State, tool string, seen map[string]bool) []*facts.Fact {
+	var out []*facts.Fact
+	for _, r := range st.Risks {
+		if seen[r.ID] || st.Retraction[r.ID] != "" {
+			continue
+		}
+		for _, o := range facts.OverlapOwners(r) {
+			if o == tool {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	facts.SortFacts(out)
+	return out
 }
 
 // markShown adds ids to what the agent has seen, forgetting handoffs that
@@ -315,6 +352,11 @@ func (a *agentRun) markShown(st *facts.State, ids []string) {
 	for _, it := range st.Inbox([]string{a.me.Tool}, a.inv.Now) {
 		if seen[it.Fact.ID] {
 			keep = append(keep, it.Fact.ID)
+		}
+	}
+	for id, r := range st.Risks {
+		if seen[id] && facts.OverlapOwners(r) != nil {
+			keep = append(keep, id)
 		}
 	}
 	for _, b := range st.Freezes() {
@@ -346,6 +388,7 @@ func (a *agentRun) afterTool() Answer {
 		a.checkEdit()
 		return a.answer(a.host.quiet())
 	}
+	a.setActivity(facts.ActivityWorking)
 	c := a.review()
 	if c == nil || len(c.stops)+len(c.warns) == 0 {
 		return a.quiet()
@@ -360,6 +403,7 @@ func (a *agentRun) afterTool() Answer {
 // stop, not the host, ends it.
 func (a *agentRun) sessionEnd() Answer {
 	if a.inv.Getenv("RALLY_MANAGED") == "1" && a.inv.Getenv("RALLY_TOOL") != "" {
+		a.setActivity(facts.ActivityExited)
 		return a.quiet()
 	}
 	if err := a.open(); err != nil {

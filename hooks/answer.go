@@ -12,12 +12,18 @@ type agentHost struct {
 	tool string // identity prefix: <tool>:<session tag>
 	// host event names for rally's moments; "" where the host has none
 	start, preTool, prompt, end, afterTool, shell string
+	// activity events (SPEC §13): after a tool, a permission prompt, a
+	// notification, the turn's end
+	postTool, permission, notification, stop string
 }
 
 var agentHosts = map[string]agentHost{
-	Claude: {name: Claude, tool: "claude_code", start: "SessionStart", preTool: "PreToolUse", prompt: "UserPromptSubmit", end: "SessionEnd"},
-	Codex:  {name: Codex, tool: "codex", start: "SessionStart", preTool: "PreToolUse", prompt: "UserPromptSubmit", end: "SessionEnd"},
-	Gemini: {name: Gemini, tool: "gemini", start: "SessionStart", preTool: "BeforeTool", prompt: "BeforeAgent", end: "SessionEnd", afterTool: "AfterTool"},
+	Claude: {name: Claude, tool: "claude_code", start: "SessionStart", preTool: "PreToolUse", prompt: "UserPromptSubmit", end: "SessionEnd",
+		postTool: "PostToolUse", permission: "PermissionRequest", notification: "Notification", stop: "Stop"},
+	Codex: {name: Codex, tool: "codex", start: "SessionStart", preTool: "PreToolUse", prompt: "UserPromptSubmit", end: "SessionEnd",
+		postTool: "PostToolUse", permission: "PermissionRequest", stop: "Stop"},
+	Gemini: {name: Gemini, tool: "gemini", start: "SessionStart", preTool: "BeforeTool", prompt: "BeforeAgent", end: "SessionEnd", afterTool: "AfterTool",
+		notification: "Notification", stop: "AfterAgent"},
 	Cursor: {name: Cursor, tool: "cursor", start: "sessionStart", preTool: "preToolUse", prompt: "beforeSubmitPrompt", end: "sessionEnd",
 		afterTool: "afterFileEdit", shell: "beforeShellExecution"},
 }
@@ -116,6 +122,13 @@ func (h agentHost) afterAdvice(reason string) []byte {
 		return h.quiet()
 	}
 	return encode(envelope{Specific: &specific{HookEventName: h.afterTool, AdditionalContext: shown(reason)}})
+}
+
+// block answers a turn's end with text the agent goes on with: Claude
+// Code's and Codex's Stop and Gemini CLI's AfterAgent take a block
+// decision whose reason becomes the agent's next input.
+func (h agentHost) block(text string) []byte {
+	return encode(envelope{Decision: "block", Reason: shown(text)})
 }
 
 func firstLine(s string) string {

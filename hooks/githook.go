@@ -110,38 +110,42 @@ func (h gitHook) result(r *worktree.Repo) Result {
 	return res
 }
 
-// installGit installs the pre-commit and the pre-push hook; the result is
-// the pre-commit one's, with what happened to pre-push folded in.
+// installGit installs the pre-commit, pre-push and post-commit hooks; the
+// result is the pre-commit one's, with what happened to the others folded
+// in.
 func installGit(r *worktree.Repo) (Result, error) {
 	res, err := installGitHook(r, preCommitHook)
 	if err != nil {
 		return Result{}, err
 	}
-	push, err := installGitHook(r, prePushHook)
-	if err != nil {
-		return Result{}, err
+	for _, hf := range []gitHookFile{prePushHook, postCommitHook} {
+		other, err := installGitHook(r, hf)
+		if err != nil {
+			return Result{}, err
+		}
+		res = foldHook(res, other, hf.name)
 	}
-	return foldPrePush(res, push), nil
+	return res, nil
 }
 
-// foldPrePush adds the pre-push hook's state to the pre-commit result:
-// the git host is installed when both are.
-func foldPrePush(res, push Result) Result {
-	res.Changed = res.Changed || push.Changed
-	if res.State == StateInstalled && push.State != StateInstalled {
+// foldHook adds another git hook's state to the pre-commit result: the
+// git host is installed when all of them are.
+func foldHook(res, other Result, name string) Result {
+	res.Changed = res.Changed || other.Changed
+	if res.State == StateInstalled && other.State != StateInstalled {
 		res.State = StateOutdated
-		if push.Note == "" {
-			push.Note = "the pre-push hook is missing; `git rally hooks install --git` adds it"
+		if other.Note == "" {
+			other.Note = "the " + name + " hook is missing; `git rally hooks install --git` adds it"
 		}
 	}
 	notes := []string{}
-	for _, n := range []string{res.Note, push.Note} {
+	for _, n := range []string{res.Note, other.Note} {
 		if n != "" {
 			notes = append(notes, n)
 		}
 	}
-	if push.Chained != "" {
-		notes = append(notes, "pre-push runs "+push.Chained+" first")
+	if other.Chained != "" {
+		notes = append(notes, name+" runs "+other.Chained+" first")
 	}
 	res.Note = strings.Join(notes, "; ")
 	return res
@@ -187,17 +191,23 @@ func installGitHook(r *worktree.Repo, hf gitHookFile) (Result, error) {
 // result it reports; the hooks directory a record says rally made goes
 // last).
 func uninstallGit(r *worktree.Repo) (Result, error) {
-	push, err := uninstallGitHook(r, prePushHook)
-	if err != nil {
-		return Result{}, err
+	var others []Result
+	for _, hf := range []gitHookFile{postCommitHook, prePushHook} {
+		o, err := uninstallGitHook(r, hf)
+		if err != nil {
+			return Result{}, err
+		}
+		others = append(others, o)
 	}
 	res, err := uninstallGitHook(r, preCommitHook)
 	if err != nil {
 		return res, err
 	}
-	res.Changed = res.Changed || push.Changed
-	if push.Note != "" && push.Note != res.Note {
-		res.Note = strings.TrimPrefix(res.Note+"; "+push.Note, "; ")
+	for _, o := range others {
+		res.Changed = res.Changed || o.Changed
+		if o.Note != "" && o.Note != res.Note {
+			res.Note = strings.TrimPrefix(res.Note+"; "+o.Note, "; ")
+		}
 	}
 	return res, nil
 }
@@ -239,13 +249,16 @@ func statusGit(r *worktree.Repo) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	p, err := readGitHookFile(r, prePushHook)
-	if err != nil {
-		return Result{}, err
-	}
 	res := h.result(r)
 	if res.State == StateNotInstalled {
 		return res, nil
 	}
-	return foldPrePush(res, p.result(r)), nil
+	for _, hf := range []gitHookFile{prePushHook, postCommitHook} {
+		p, err := readGitHookFile(r, hf)
+		if err != nil {
+			return Result{}, err
+		}
+		res = foldHook(res, p.result(r), hf.name)
+	}
+	return res, nil
 }

@@ -18,6 +18,9 @@ type payload struct {
 	ToolName  string    `json:"tool_name"`
 	ToolInput toolInput `json:"tool_input"`
 	Reason    string    `json:"reason"` // SessionEnd
+	// Notification: Claude Code's permission_prompt, idle_prompt,
+	// elicitation_dialog...; Gemini CLI's ToolPermission.
+	NotificationType string `json:"notification_type"`
 
 	// Cursor names these differently and sends a shell command flat.
 	ConversationID string   `json:"conversation_id"`

@@ -100,6 +100,8 @@ func Handle(inv Invocation) (ans Answer) {
 		return preCommit(inv)
 	case inv.Host == Git && ev == "prepush":
 		return prePush(inv)
+	case inv.Host == Git && ev == "postcommit":
+		return postCommit(inv)
 	case inv.Host == Git:
 		return Answer{Stderr: []byte(fmt.Sprintf("git-rally: warning: unknown git hook %q; nothing checked\n", inv.Event))}
 	case !isAgent:
@@ -132,6 +134,30 @@ func Handle(inv Invocation) (ans Answer) {
 		return a.promptSubmit()
 	case normEvent(host.end), "sessionend":
 		return a.sessionEnd()
+	case normEvent(host.postTool):
+		if host.postTool == "" {
+			break
+		}
+		a.setActivity(facts.ActivityWorking)
+		return a.quiet()
+	case normEvent(host.permission):
+		if host.permission == "" {
+			break
+		}
+		// Nothing is answered: the person decides, rally only notes
+		// that the agent waits for them.
+		a.setActivity(facts.ActivityNeedsInput)
+		return a.quiet()
+	case normEvent(host.notification):
+		if host.notification == "" {
+			break
+		}
+		return a.notification()
+	case normEvent(host.stop):
+		if host.stop == "" {
+			break
+		}
+		return a.turnEnd()
 	case normEvent(host.afterTool), "aftertool":
 		if host.afterTool == "" {
 			break
@@ -220,6 +246,25 @@ func HostTool(getenv func(string) string) string {
 // open finds the repository the host works in (the payload's cwd, else the
 // process's), the identity and the ledger.
 func (a *agentRun) open() error {
+	if a.ledger != nil {
+		return nil
+	}
+	if err := a.locate(); err != nil {
+		return err
+	}
+	l, owned, err := a.inv.ledgerOf(a.repo)
+	if err != nil {
+		return err
+	}
+	a.ledger, a.ownLedger = l, owned
+	return nil
+}
+
+// locate finds the repository and the identity, without the ledger.
+func (a *agentRun) locate() error {
+	if a.repo != nil {
+		return nil
+	}
 	dir := a.inv.Dir
 	if a.p.Cwd != "" {
 		if fi, err := os.Stat(a.p.Cwd); err == nil && fi.IsDir() {
@@ -230,29 +275,24 @@ func (a *agentRun) open() error {
 	if err != nil {
 		return err
 	}
-	a.repo = r
-	a.me = facts.Owner{Tool: a.inv.Getenv("RALLY_TOOL"), Session: a.inv.Getenv("RALLY_SESSION")}
-	if a.me.Tool == "" {
+	me := facts.Owner{Tool: a.inv.Getenv("RALLY_TOOL"), Session: a.inv.Getenv("RALLY_SESSION")}
+	if me.Tool == "" {
 		tag := SessionTag(a.host.name, a.p.SessionID)
 		if tag == "" {
 			return fmt.Errorf("no RALLY_TOOL and no session id from %s", a.host.name)
 		}
-		a.me.Tool = a.host.tool + ":" + tag
+		me.Tool = a.host.tool + ":" + tag
 		if a.noteHost {
-			rememberHost(r, a.me.Tool) // for the MCP server the same host starts
+			rememberHost(r, me.Tool) // for the MCP server the same host starts
 		}
 	}
-	if a.me.Session == "" {
-		a.me.Session = worktree.SessionName(r)
+	if me.Session == "" {
+		me.Session = worktree.SessionName(r)
 	}
-	if err := facts.CheckTool(a.me.Tool); err != nil {
+	if err := facts.CheckTool(me.Tool); err != nil {
 		return err
 	}
-	l, owned, err := a.inv.ledgerOf(r)
-	if err != nil {
-		return err
-	}
-	a.ledger, a.ownLedger = l, owned
+	a.repo, a.me = r, me
 	return nil
 }
 

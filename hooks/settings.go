@@ -37,6 +37,12 @@ var hostFiles = map[string]hostFile{
 			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git-rally hook claude pre-tool-use","timeout":10}]}`)},
 			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude user-prompt-submit","timeout":10}]}`)},
 			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-end","timeout":10}]}`)},
+			// What the agent is doing (SPEC §13): a tool ran, it waits for
+			// a person, its turn ended (and queued messages go over).
+			{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude post-tool-use","timeout":10}]}`)},
+			{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude permission-request","timeout":10}]}`)},
+			{"Notification", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude notification","timeout":10}]}`)},
+			{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude stop","timeout":30}]}`)},
 		},
 	},
 	Codex: {
@@ -46,6 +52,9 @@ var hostFiles = map[string]hostFile{
 			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git-rally hook codex pre-tool-use","timeout":10}]}`)},
 			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex user-prompt-submit","timeout":10}]}`)},
 			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-end","timeout":3}]}`)},
+			{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex post-tool-use","timeout":10}]}`)},
+			{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex permission-request","timeout":10}]}`)},
+			{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex stop","timeout":30}]}`)},
 		},
 	},
 	Gemini: {
@@ -56,6 +65,8 @@ var hostFiles = map[string]hostFile{
 			{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git-rally hook gemini after-tool","timeout":10000}]}`)},
 			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git-rally hook gemini before-agent","timeout":10000}]}`)},
 			{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git-rally hook gemini session-end","timeout":10000}]}`)},
+			{"Notification", json.RawMessage(`{"hooks":[{"name":"git-rally-notification","type":"command","command":"git-rally hook gemini notification","timeout":10000}]}`)},
+			{"AfterAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-after-agent","type":"command","command":"git-rally hook gemini after-agent","timeout":30000}]}`)},
 		},
 	},
 	// Cursor's entries are flat: {"command": ...} in the event's array,

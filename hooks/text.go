@@ -188,3 +188,18 @@ func findingsText(lines []string) string {
 	}
 	return s
 }
+
+// overlapText tells an agent that its branch is predicted to conflict with
+// another agent's (SPEC §16): the branches, owners and files, as peer
+// text, and what to do.
+func overlapText(me facts.Owner, risks []*facts.Fact) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "git rally: your branch is predicted to conflict with another agent's (git merge-tree, read-only); agree who changes what before going on (details: `git rally show ID`; when settled: `git rally resolve ID --tool %s`).\n", ident(me.Tool))
+	b.WriteString(untrustedLine + "\n")
+	for _, r := range risks {
+		x, y, _ := facts.OverlapBranches(r)
+		fmt.Fprintf(&b, "- risk %s: %s and %s, owners %s, conflict on %s\n", r.ID, peerText(x), peerText(y),
+			peerText(strings.Join(facts.OverlapOwners(r), " and ")), peerText(strings.Join(r.Files, ", ")))
+	}
+	return b.String()
+}

@@ -348,6 +348,11 @@ func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, e
 				}
 			}
 		}
+		// Conflicts with the other agents are caught when a commit makes
+		// them (SPEC §16); a worktree without the hook still works.
+		if hp, err := hooks.InstallInWorktree(a.Path); err == nil && hp != "" {
+			out.Hooks = append(out.Hooks, hp)
+		}
 		return start(a.Path)
 	})
 	if err != nil {

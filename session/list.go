@@ -14,7 +14,9 @@ type Info struct {
 	State     string      // live, exited or stopped
 	StartedAt string
 	LastSeen  string
-	Ended     *Ending // how an exited session's program ended, when its terminal kept it
+	// Activity is what its agent last said it is doing (SPEC §13).
+	Activity, ActivitySince string
+	Ended                   *Ending // how an exited session's program ended, when its terminal kept it
 }
 
 // AddEndings reads, for each exited session, how its program ended from
@@ -73,6 +75,7 @@ func List(st *facts.State, live map[string]bool, started func(id string) string)
 		if p := st.Peers[facts.Owner{Tool: f.Tool, Session: f.Session}.String()]; p != nil && p.LastAt > in.LastSeen {
 			in.LastSeen = p.LastAt
 		}
+		in.Activity, in.ActivitySince = ActivityOf(st, f)
 		out = append(out, in)
 	}
 	return out

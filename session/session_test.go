@@ -75,7 +75,7 @@ func TestMessageIsSanitizedAndEndsWithTheAck(t *testing.T) {
 		Subject: "fix \x1b[31mred\x1b[0m <b>now</b>\u202e", Body: "line1\nline2\rrm -rf /\x07"}
 	d := &Delivery{Session: &facts.Fact{Name: "claude-01", Tool: "claude_code:01", Target: "rally-claude-01"}, Handoff: h}
 	m := d.Message()
-	if !strings.HasPrefix(m, "[git rally] handoff f_0123456789abcdef from codex:01 to claude_code:01\n") {
+	if !strings.HasPrefix(m, ": git rally handoff f_0123456789abcdef from codex:01 to claude_code:01\n") {
 		t.Errorf("header: %q", m)
 	}
 	if !strings.HasSuffix(m, "git rally receipt f_0123456789abcdef") {

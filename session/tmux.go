@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Tmux is the tmux backend. It is the only code that runs tmux: every
@@ -251,6 +252,9 @@ func (t *Tmux) Capture(target string, lines int) ([]string, error) {
 	return all, nil
 }
 
+// PasteSettle is how long Paste waits between the paste and its Enter.
+var PasteSettle = 300 * time.Millisecond
+
 // Paste implements Backend: the text goes into a named buffer through
 // stdin (load-buffer), is pasted and deleted (paste-buffer -d, bracketed
 // when the program asked for it with -p), then one Enter submits it.
@@ -265,8 +269,32 @@ func (t *Tmux) Paste(target, text string) error {
 		t.run(nil, "delete-buffer", "-b", buf)
 		return err
 	}
+	// A host may read an Enter that follows a paste closely as part of it
+	// (Gemini CLI makes it a newline within 40 ms of an untrusted paste,
+	// counted from when it has handled the paste): wait until the pasted
+	// text shows, then a little more.
+	t.waitShown(target, text, 3*time.Second)
+	time.Sleep(PasteSettle)
 	_, err := t.run(nil, "send-keys", "-t", tgt(target), "Enter")
 	return err
+}
+
+// waitShown waits (at most max) until the target's screen shows the
+// start of text.
+func (t *Tmux) waitShown(target, text string, max time.Duration) {
+	probe := strings.TrimSpace(text)
+	if i := strings.IndexByte(probe, '\n'); i >= 0 {
+		probe = probe[:i]
+	}
+	if len(probe) > 24 {
+		probe = probe[:24]
+	}
+	for deadline := time.Now().Add(max); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		out, err := t.run(nil, "capture-pane", "-p", "-J", "-t", tgt(target))
+		if err != nil || strings.Contains(out, probe) {
+			return
+		}
+	}
 }
 
 // Kill implements Backend: a session rally started ends whole, with
@@ -338,4 +366,14 @@ func (t *Tmux) Attach(target string) error {
 	cmd := exec.Command(t.program(), args...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	return cmd.Run()
+}
+
+// Foreground implements Foregrounder: the program in the foreground of
+// the target's pane (#{pane_current_command}: bash, node, codex...).
+func (t *Tmux) Foreground(target string) (string, error) {
+	out, err := t.run(nil, "display-message", "-p", "-t", tgt(target), "#{pane_current_command}")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(out), nil
 }

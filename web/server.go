@@ -38,11 +38,20 @@ func NewToken() (string, error) { return webapi.NewToken() }
 // Server is the web room behind its guard.
 type Server struct {
 	src     Source
+	rev     Reviewer // nil: the source shows no work and takes no review
 	runner  Runner
 	hub     *hub
 	now     func() time.Time
 	token   string
 	allowed map[string]bool // Host values that name this server
+
+	// Writing (SPEC §16): the identity reviews are sent as ("" when the
+	// page is read-only, readOnlyWhy saying why) and the anti-forgery
+	// token every write carries in X-Rally-CSRF.
+	tool, readOnlyWhy string
+	csrf              string
+
+	terms termCache
 
 	// Served counts the requests that passed the guard: an idle page
 	// adds none.
@@ -51,6 +60,7 @@ type Server struct {
 
 // New makes a server for a listener already bound to loopback.
 func New(ln net.Listener, o Options) (*Server, error) {
+	var err error
 	if o.Token == "" {
 		t, err := NewToken()
 		if err != nil {
@@ -70,7 +80,30 @@ func New(ln net.Listener, o Options) (*Server, error) {
 	if ip := ln.Addr().(*net.TCPAddr).IP; ip != nil {
 		s.allowed[net.JoinHostPort(ip.String(), port)] = true
 	}
-	s.hub = newHub(o.Watcher)
+	s.rev, _ = o.Source.(Reviewer)
+	s.tool, s.readOnlyWhy, s.csrf = o.Tool, o.ReadOnlyWhy, o.CSRF
+	switch {
+	case o.ReadOnly:
+		s.tool, s.readOnlyWhy = "", "read-only: serve was started with --read-only"
+	case s.rev == nil:
+		s.tool, s.readOnlyWhy = "", "read-only: this build cannot send reviews"
+	case s.tool == "" && s.readOnlyWhy == "":
+		s.readOnlyWhy = "read-only: no identity to send a review as (git rally serve --tool human:<you>)"
+	}
+	if s.csrf == "" {
+		if s.csrf, err = NewToken(); err != nil {
+			return nil, err
+		}
+	}
+	w := o.Watcher
+	if s.rev != nil && w != nil {
+		vw := &versionWatcher{ledger: w, head: o.Source.Head, branches: s.rev.Branches, interval: 250 * time.Millisecond}
+		if m, ok := s.rev.(webapi.BranchMover); ok {
+			vw.moved = m.BranchesMoved
+		}
+		w = vw
+	}
+	s.hub = newHub(w)
 	return s, nil
 }
 
@@ -120,9 +153,19 @@ func (s *Server) Handler() http.Handler {
 	}))
 	mux.HandleFunc("GET /api/worktrees", s.api(func(r *http.Request) ([]byte, error) { return s.src.Worktrees() }))
 	mux.HandleFunc("GET /api/plan", s.api(func(r *http.Request) ([]byte, error) { return s.src.Plan(r.URL.Query().Get("plan")) }))
+	mux.HandleFunc("GET /api/diff", s.api(func(r *http.Request) ([]byte, error) {
+		if s.rev == nil {
+			return nil, ErrUnavailable
+		}
+		return s.rev.Diff(r.URL.Query().Get("branch"))
+	}))
+	mux.HandleFunc("/api/handoff", s.handoff)
 	mux.HandleFunc("GET /events", s.events)
 	return s.guard(mux)
 }
+
+// writePath is the one endpoint that writes.
+const writePath = "/api/handoff"
 
 // guard refuses what did not come from this page on this machine: a wrong
 // or missing token, a Host that is not this server's loopback address (DNS
@@ -156,8 +199,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: open the URL git rally serve printed (it carries the token)", http.StatusForbidden)
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			http.Error(w, "read-only", http.StatusMethodNotAllowed)
+		if r.Method != http.MethodGet && r.Method != http.MethodHead && !(r.Method == http.MethodPost && r.URL.Path == writePath) {
+			http.Error(w, "forbidden: only POST "+writePath+" writes", http.StatusForbidden)
 			return
 		}
 		s.Served.Add(1)
@@ -223,11 +266,19 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("X-Accel-Buffering", "no")
 	ch, cancel := s.hub.subscribe()
 	defer cancel()
-	head, _ := s.src.Head()
-	fmt.Fprintf(w, "retry: 1000\nevent: head\ndata: %s\n\n", head)
+	fmt.Fprintf(w, "retry: 1000\nevent: head\ndata: %s\n\n", s.pageVersion())
 	fl.Flush()
 	keep := time.NewTicker(25 * time.Second)
 	defer keep.Stop()
+	// The terminals' last lines, live: read on the server, at most once a
+	// second for all pages, sent only when they change.
+	var terms <-chan time.Time
+	sent := map[string]string{}
+	if s.rev != nil && r.URL.Query().Get("terms") == "1" {
+		tt := time.NewTicker(termEvery)
+		defer tt.Stop()
+		terms = tt.C
+	}
 	for {
 		select {
 		case <-r.Context().Done():
@@ -237,6 +288,9 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			fmt.Fprintf(w, "event: head\ndata: %s\n\n", h)
+			fl.Flush()
+		case <-terms:
+			s.streamTerms(w, sent)
 			fl.Flush()
 		case <-keep.C:
 			fmt.Fprint(w, ": idle\n\n")

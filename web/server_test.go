@@ -109,8 +109,8 @@ func TestGuard(t *testing.T) {
 		t.Fatal(err)
 	}
 	resp.Body.Close()
-	if resp.StatusCode != 405 {
-		t.Errorf("POST: %d, want 405", resp.StatusCode)
+	if resp.StatusCode != 403 {
+		t.Errorf("POST: %d, want 403", resp.StatusCode)
 	}
 }
 

@@ -32,6 +32,9 @@ var templates = sync.OnceValue(func() *template.Template {
 		"join":     strings.Join,
 		"short":    shortID,
 		"unscoped": unscoped,
+		"words":    func(s string) string { return strings.ReplaceAll(s, "-", " ") },
+		"wt":       worktreePath,
+		"wtin":     worktreePathsIn,
 	}).ParseFS(templateFS, "templates/*.html"))
 })
 
@@ -53,6 +56,9 @@ type roomData struct {
 	Peers []struct {
 		Tool, Session, State, Subject string
 		LastSeen                      string `json:"last_seen"`
+		// What the peer is doing (SPEC §13), when known.
+		Activity      string `json:"activity"`
+		ActivitySince string `json:"activity_since"`
 	} `json:"peers"`
 	Claims   []claimData `json:"claims"`
 	Handoffs []struct {
@@ -64,7 +70,7 @@ type roomData struct {
 	Blockers  []noteData `json:"blockers"`
 	Risks     []noteData `json:"risks"`
 	Worktrees []struct {
-		Name, Path, Branch, Tool, Session string
+		Name, Path, Branch, Tool, Session, Status string
 	} `json:"worktrees"`
 	Plans []struct {
 		Plan, Lead string
@@ -75,6 +81,8 @@ type roomData struct {
 	} `json:"plans"`
 	Sessions []struct {
 		Session, Tool, Agent, State, Worktree string
+		Activity                              string `json:"activity"`
+		ActivitySince                         string `json:"activity_since"`
 	} `json:"sessions"`
 	Totals struct {
 		Facts     int            `json:"facts"`
@@ -126,6 +134,8 @@ type noteData struct {
 // factData is one line of log --json (keys per SPEC §2).
 type factData struct {
 	ID, Kind, Tool, Session, At, Ref, Target, Subject, Reason, Severity, Status string
+	Revision, Body                                                              string
+	Files                                                                       []string `json:"files"`
 	Clock                                                                       int64    `json:"clock"`
 	Scopes                                                                      []string `json:"scopes"`
 	Commit                                                                      string   `json:"-"`
@@ -134,20 +144,29 @@ type factData struct {
 
 type page struct {
 	View, Token, Head, Error string
-	Now                      string
-	Room                     *roomData
-	Facts                    []factData
-	Kinds, Tools             []string
-	Kind, Tool               string
-	Plan                     any
-	Boards                   []*boardData
-	Unavailable              bool
+	// The review: the identity comments are sent as ("" read-only, and
+	// why), the anti-forgery token, one card per agent's work.
+	Author, ReadOnlyWhy, CSRF string
+	Work                      []*card
+	NeedsInput                []*card
+	Now                       string
+	Room                      *roomData
+	Facts                     []factData
+	Kinds, Tools              []string
+	Kind, Tool                string
+	Plan                      any
+	Boards                    []*boardData
+	Unavailable               bool
 }
 
 func (s *Server) page(view string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		p := &page{View: view, Token: s.token, Now: s.now().UTC().Format(time.RFC3339)}
-		p.Head, _ = s.src.Head()
+		p := &page{View: view, Token: s.token, Now: s.now().UTC().Format(time.RFC3339),
+			Author: s.tool, ReadOnlyWhy: s.readOnlyWhy}
+		if s.tool != "" {
+			p.CSRF = s.csrf
+		}
+		p.Head = s.pageVersion()
 		if err := s.fill(p, r); err != nil {
 			p.Error = err.Error()
 		}
@@ -170,7 +189,16 @@ func (s *Server) fill(p *page, r *http.Request) error {
 	case "room":
 		room, err := s.room()
 		p.Room = room
-		return err
+		if err != nil {
+			return err
+		}
+		p.Work = s.work(room)
+		for _, c := range p.Work {
+			if c.Activity == "needs-input" {
+				p.NeedsInput = append(p.NeedsInput, c)
+			}
+		}
+		return nil
 	case "history":
 		return s.history(p, r)
 	case "worktrees":
@@ -180,6 +208,7 @@ func (s *Server) fill(p *page, r *http.Request) error {
 		}
 		var v map[string]any
 		err = json.Unmarshal(b, &v)
+		relativePlan(v)
 		p.Plan = v
 		return err
 	case "plans":
@@ -312,6 +341,54 @@ func (s *Server) history(p *page, r *http.Request) error {
 	sort.Strings(p.Kinds)
 	sort.Strings(p.Tools)
 	return nil
+}
+
+// rallyWorktrees is where rally makes agent worktrees in the main checkout.
+const rallyWorktrees = "/.rally/worktrees/"
+
+// worktreePath shows a rally worktree from the main checkout
+// (.rally/worktrees/<name>), as a person there would type it; any other
+// path as it is.
+func worktreePath(p string) string {
+	if i := strings.LastIndex(p, rallyWorktrees); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+// worktreePathsIn shows every rally worktree path in a text (a session's
+// subject) from the main checkout.
+func worktreePathsIn(s string) string {
+	for i := strings.Index(s, rallyWorktrees); i >= 0; i = strings.Index(s, rallyWorktrees) {
+		start := strings.LastIndexAny(s[:i], " \t\n") + 1
+		s = s[:start] + s[i+1:]
+	}
+	return s
+}
+
+// relativePlan shows the worktree plan's paths and commands from the main
+// checkout: the prefix every rally worktree shares is dropped.
+func relativePlan(v map[string]any) {
+	rows, _ := v["branches"].([]any)
+	root := ""
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		if p, _ := row["path"].(string); strings.Contains(p, rallyWorktrees) {
+			root = p[:strings.LastIndex(p, rallyWorktrees)+1]
+			break
+		}
+	}
+	if root == "" {
+		return
+	}
+	for _, r := range rows {
+		row, _ := r.(map[string]any)
+		for _, k := range []string{"path", "next_command"} {
+			if s, ok := row[k].(string); ok {
+				row[k] = strings.ReplaceAll(s, root, "")
+			}
+		}
+	}
 }
 
 func shortID(s string) string {

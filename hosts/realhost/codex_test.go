@@ -21,8 +21,8 @@ func TestCodex(t *testing.T) {
 	r := newRepo(t, "codex")
 	bin, chome := codexHome(r)
 	status := r.rally("hooks", "status", "--codex")
-	check(t, !strings.Contains(status, "is not trusted") && strings.Contains(status, "4 of rally's 4 hooks have no approval"),
-		"codex: hooks status: project trusted, rally's 4 hooks not approved yet", status)
+	check(t, !strings.Contains(status, "is not trusted") && strings.Contains(status, "7 of rally's 7 hooks have no approval"),
+		"codex: hooks status: project trusted, rally's 7 hooks not approved yet", status)
 	codexEnv := r.env("CODEX_HOME="+chome, "MOCK_API_KEY=test-key")
 
 	// Without approval Codex skips project hooks silently: nothing lands.

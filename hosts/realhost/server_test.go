@@ -116,22 +116,44 @@ func writeJSON(w http.ResponseWriter, v any) {
 	json.NewEncoder(w).Encode(v)
 }
 
-// next decides the model's move from the request: the script found in it,
-// and how many tool results it already carries.
+// next decides the model's move from the request: the last script found in
+// it (a later message, such as a delivered handoff, may bring its own), and
+// how many tool results the conversation carries after it. A step's input
+// may say RALLYACK: the last "git rally receipt <id>" the request holds
+// (the command a delivered handoff ends with) takes its place.
 func next(body []byte, results int) (step, bool) {
-	mm := scriptRE.FindSubmatch(body)
-	if mm == nil {
+	all := scriptRE.FindAllSubmatchIndex(body, -1)
+	if all == nil {
 		return step{}, false
 	}
-	raw, err := base64.StdEncoding.DecodeString(string(mm[1]))
+	mm := all[len(all)-1]
+	if len(all) > 1 {
+		results = countResults(body[mm[1]:])
+	}
+	raw, err := base64.StdEncoding.DecodeString(string(body[mm[2]:mm[3]]))
 	if err != nil {
 		return step{}, false
+	}
+	if acks := ackRE.FindAll(body, -1); len(acks) > 0 {
+		raw = bytes.ReplaceAll(raw, []byte("RALLYACK"), acks[len(acks)-1])
 	}
 	var steps []step
 	if json.Unmarshal(raw, &steps) != nil || results >= len(steps) {
 		return step{}, false
 	}
 	return steps[results], true
+}
+
+var ackRE = regexp.MustCompile(`git rally receipt f_[0-9a-f]{16}`)
+
+// countResults counts the tool results of any of the three wires.
+func countResults(b []byte) int {
+	n := 0
+	for _, k := range []string{`"type":"tool_result"`, `"type":"function_call_output"`, `"type":"custom_tool_call_output"`,
+		`"type":"tool_search_output"`, `"functionResponse"`} {
+		n += bytes.Count(b, []byte(k))
+	}
+	return n
 }
 
 type sse struct {

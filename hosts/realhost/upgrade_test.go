@@ -43,30 +43,35 @@ func TestCodexUpgrade(t *testing.T) {
 		return keys, n
 	}
 	before, n := trust()
-	allTrusted := n == 4
+	allTrusted := n == codexRallyHooks
 	for _, v := range before {
 		allTrusted = allTrusted && strings.HasPrefix(v, "trusted git rally hook ")
 	}
-	check(t, allTrusted, "codex upgrade: Codex trusts the 4 approved old lines", before)
+	check(t, allTrusted, "codex upgrade: Codex trusts the approved old lines (all 7)", before)
 
 	out := r.rally("hooks", "install", "--codex")
 	check(t, strings.Contains(out, "Codex skips them until you approve them again"), "codex upgrade: hooks install says Codex wants the changed hooks approved again", out)
 	after, n := trust()
-	same, held := n == 4, n == 4
+	same, held := n == codexRallyHooks, n == codexRallyHooks
 	for k, v := range after {
 		_, ok := before[k]
 		same = same && ok && strings.Contains(v, " git-rally hook codex ")
 		held = held && !strings.HasPrefix(v, "trusted ")
 	}
-	check(t, same, "codex upgrade: install changed the 4 lines in place (same keys, now git-rally hook)", after)
+	check(t, same, "codex upgrade: install changed the 7 lines in place (same keys, now git-rally hook)", after)
 	check(t, held, "codex upgrade: Codex holds the changed lines for approval again", after)
 	t.Logf("codex upgrade: after install: %v", after)
 
 	approveCodexHooks(t, r, bin, env, filepath.Join(chome, "config.toml"))
 	again, _ := trust()
-	ok := len(again) == 4
+	ok := len(again) == codexRallyHooks
 	for _, v := range again {
 		ok = ok && strings.HasPrefix(v, "trusted git-rally hook ")
 	}
 	check(t, ok, "codex upgrade: once approved again, Codex trusts the new lines", again)
 }
+
+// codexRallyHooks is how many hooks rally installs for Codex: session
+// start, pre-tool-use, user-prompt-submit, session end, and the activity
+// events post-tool-use, permission-request and stop.
+const codexRallyHooks = 7

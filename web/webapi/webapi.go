@@ -43,6 +43,40 @@ type CommandError struct {
 
 func (e *CommandError) Error() string { return e.Msg }
 
+// Reviewer is what the page needs to show each agent's work and carry a
+// person's review back to it (SPEC §16). A Source that is not one gives a
+// page without the work section.
+type Reviewer interface {
+	// Diff answers GET /api/diff: a rally/* branch against its base,
+	// {"branch", "base", "revision", "files", "diff", "conflicts"}.
+	Diff(branch string) ([]byte, error)
+	// Branches stamps the rally/* branches: a string that changes when
+	// one moves, read without starting a process.
+	Branches() (string, error)
+	// Capture is the last lines of a live session's terminal, sanitized.
+	Capture(session string, lines int) ([]string, error)
+	// Handoff records (and delivers, as the handoff command does) a
+	// handoff authored by the server's identity and answers that
+	// command's JSON.
+	Handoff(h HandoffRequest) ([]byte, error)
+}
+
+// BranchMover is a Reviewer told when the rally/* branches moved (and
+// once at the start): serve predicts their merges then, for commits made
+// without rally's post-commit hook.
+type BranchMover interface {
+	BranchesMoved()
+}
+
+// HandoffRequest is POST /api/handoff: the handoff command's fields.
+type HandoffRequest struct {
+	Target   string   `json:"target"`
+	Subject  string   `json:"subject"`
+	Body     string   `json:"body"`
+	Files    []string `json:"files"`
+	Revision string   `json:"revision"`
+}
+
 // Options configure a Server.
 type Options struct {
 	Source  Source
@@ -50,6 +84,14 @@ type Options struct {
 	Watcher Watcher          // nil: a PollWatcher on Source.Head
 	Now     func() time.Time // nil: time.Now
 	Token   string           // "": a random one
+	// Tool is the identity a review is sent as; "" makes the page
+	// read-only, and ReadOnlyWhy says why. ReadOnly offers no write at
+	// all (serve --read-only).
+	Tool        string
+	ReadOnly    bool
+	ReadOnlyWhy string
+	// CSRF is the page's anti-forgery token; "": a random one.
+	CSRF string
 }
 
 // CheckAddr accepts only a loopback host with a port: 127.0.0.0/8, ::1 or

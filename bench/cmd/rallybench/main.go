@@ -24,6 +24,8 @@ func main() {
 	switch os.Args[1] {
 	case "build":
 		err = runBuild(os.Args[2:])
+	case "bulk":
+		err = runBulk(os.Args[2:])
 	case "history":
 		err = runHistory(os.Args[2:])
 	case "measure":

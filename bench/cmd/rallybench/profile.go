@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"sort"
 	"time"
@@ -23,7 +24,18 @@ func runProfile(args []string) error {
 	read := fl.Bool("read", false, "profile warm reads (Open+Read+Close) instead of appends")
 	prof := fl.String("cpuprofile", "", "write a CPU profile here")
 	reset := fl.Bool("reset-packed", false, "before every append, move the ledger back to its head at start and restore the cache (see measure)")
+	cold := fl.Bool("cold", false, "with -read: delete the cache before every read (the cold read)")
+	memprof := fl.String("memprofile", "", "write a heap profile (every allocation sampled) here at the end")
 	fl.Parse(args)
+	if *memprof != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if f, err := os.Create(*memprof); err == nil {
+				pprof.Lookup("allocs").WriteTo(f, 0)
+				f.Close()
+			}
+		}()
+	}
 	common := filepath.Join(*dir, ".git")
 	m := &measurer{dir: *dir, common: common, reset: *reset}
 	if *reset {
@@ -49,6 +61,11 @@ func runProfile(args []string) error {
 	for i := 0; i < *n; i++ {
 		if err := m.resetLedger(); err != nil {
 			return err
+		}
+		if *cold {
+			if err := os.RemoveAll(filepath.Join(common, "rally", "cache")); err != nil {
+				return err
+			}
 		}
 		t := time.Now()
 		l, err := facts.Open(common, nil)

@@ -47,8 +47,11 @@ type demoJSON struct {
 
 // demoEnv is the environment every step runs in: no identity or git
 // setting of the user leaks in, and git's dates follow the demo's clock.
+// The git hooks rally puts in the demo's worktrees stay quiet: they run
+// git-rally only when it is on PATH, and a demo is computed from its
+// choices alone.
 var demoEnv = map[string]string{
-	"RALLY_TOOL": "", "RALLY_SESSION": "", "RALLY_HOOK_STRICT": "", "RALLY_AUTOPACK": "0",
+	"RALLY_TOOL": "", "RALLY_SESSION": "", "RALLY_HOOK_STRICT": "", "RALLY_AUTOPACK": "0", "RALLY_HOOKS": "off",
 	"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "", "GIT_CEILING_DIRECTORIES": "",
 	"GIT_CONFIG_GLOBAL": os.DevNull, "GIT_CONFIG_NOSYSTEM": "1",
 	"GIT_AUTHOR_NAME": "Demo", "GIT_AUTHOR_EMAIL": "demo@example.com",

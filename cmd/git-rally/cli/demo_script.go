@@ -117,6 +117,8 @@ func demoScript(c demoChoices) ([]demoStep, []demoAgent) {
 				say = fmt.Sprintf("Rally starts %s as a managed session in the main checkout (--shared), reachable in its terminal (here a stand-in terminal and a fake agent: no tmux needed).", a.Name)
 			}
 			b.run(-1, 0, say, args...)
+			b.run(i, 0, fmt.Sprintf("The fake agent in %s says it waits at its prompt (a status fact; Claude Code, Codex and Gemini CLI say so from their own hooks): rally hands a session a message only then, never into a dialog.", a.Session),
+				"status", "idle")
 		case wt:
 			b.run(-1, 0, fmt.Sprintf("Give %s a worktree of its own on branch rally/%s; inside it rally knows who is speaking, no --tool needed.", short(a.Tool), a.Name),
 				"worktree", "add", a.Name, "--tool", agents[i].Tool)

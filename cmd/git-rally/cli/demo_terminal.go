@@ -3,11 +3,13 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"sync"
 )
 
 // fakeTerminal is a terminal backend that runs nothing: it remembers what
 // was started and what was pasted, and shows it back as the screen.
 type fakeTerminal struct {
+	mu      sync.Mutex          // serve reads the screens while commands paste
 	screens map[string][]string // target -> lines
 }
 
@@ -17,6 +19,8 @@ func (t *fakeTerminal) Name() string     { return "demo" }
 func (t *fakeTerminal) Available() error { return nil }
 
 func (t *fakeTerminal) Start(name, dir string, env, argv []string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if _, ok := t.screens[name]; ok {
 		return fmt.Errorf("a session %s exists already", name)
 	}
@@ -25,6 +29,8 @@ func (t *fakeTerminal) Start(name, dir string, env, argv []string) error {
 }
 
 func (t *fakeTerminal) Live() (map[string]bool, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	live := map[string]bool{}
 	for n := range t.screens {
 		live[n] = true
@@ -33,6 +39,8 @@ func (t *fakeTerminal) Live() (map[string]bool, error) {
 }
 
 func (t *fakeTerminal) Resolve(target string) (string, string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if _, ok := t.screens[target]; !ok {
 		return "", "", fmt.Errorf("no terminal %s", target)
 	}
@@ -40,6 +48,8 @@ func (t *fakeTerminal) Resolve(target string) (string, string, error) {
 }
 
 func (t *fakeTerminal) Capture(target string, lines int) ([]string, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	s, ok := t.screens[target]
 	if !ok {
 		return nil, fmt.Errorf("no terminal %s", target)
@@ -51,6 +61,8 @@ func (t *fakeTerminal) Capture(target string, lines int) ([]string, error) {
 }
 
 func (t *fakeTerminal) Paste(target, text string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if _, ok := t.screens[target]; !ok {
 		return fmt.Errorf("no terminal %s", target)
 	}
@@ -59,6 +71,8 @@ func (t *fakeTerminal) Paste(target, text string) error {
 }
 
 func (t *fakeTerminal) Kill(target string) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	delete(t.screens, target)
 	return nil
 }

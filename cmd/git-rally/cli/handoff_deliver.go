@@ -38,7 +38,9 @@ func handoffAndDeliver(f *factory, j *jsonFlags, h *facts.Fact, sender facts.Own
 	if err := f.WriteResult(j, fs); err != nil {
 		return err
 	}
-	if d != nil {
+	if d != nil && d.Queued {
+		fmt.Fprintf(f.Out, "queued for session %s (%s): %s; it is handed over when the session is next idle at its prompt\n", ident(d.Session), ident(h.Target), d.Why)
+	} else if d != nil {
 		fmt.Fprintf(f.Out, "delivered to session %s (%s): %s, not yet acknowledged\n", ident(d.Session), ident(h.Target), session.DeliveryStatus)
 	}
 	return nil

@@ -22,12 +22,22 @@ func newCmdInject(f *factory) *cobra.Command {
 	c := &cobra.Command{
 		Use:   "inject <session> (--handoff <id> | --text <text>) [--dry-run]",
 		Short: "Paste a handoff or a message into a managed session's terminal and record the delivery",
-		Long: `Paste a message into the session's terminal as a tmux buffer paste (never as
-key names), sanitized, headed by the sender and the handoff id, ending with
-the command that acknowledges it, then press Enter. One delivery fact
-records it with status sent_unverified: delivery is not receipt, only a
-fact the target writes answers the handoff. A handoff for another tool, or
-a session that is not live, is refused (exit 3) and nothing is written.`,
+		Long: `Hand a message to the session only when it waits at its own prompt (SPEC §13):
+then it is pasted as one inert line (a bracketed tmux buffer paste, never key
+names; no character a shell or a host gives a meaning to), headed by the
+sender and the handoff id, ending with the command that acknowledges it, and
+one Enter submits it. One delivery fact records it with status
+sent_unverified: delivery is not receipt, only a fact the target writes
+answers the handoff.
+
+A known host (claude, codex, gemini, opencode) that is working, waits for a
+person (a permission prompt, a dialog) or has not reported its activity yet
+gets the message queued ("queued": true): its hooks hand it over when its
+turn ends, and the delivery fact is written then. A custom command or an
+adopted pane that reports no activity gets the paste, unless it runs a
+shell in its foreground: a shell is never typed into (queued; ` + "`git rally status idle`" + `
+in that session prints what waits). A handoff for another tool, or a session
+that is not live, is refused (exit 3) and nothing is written.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error { return runInject(f, opts, args[0]) },
 	}
@@ -45,6 +55,7 @@ type injectJSON struct {
 	Delivery      string            `json:"delivery,omitempty"`
 	ReachedTarget bool              `json:"reached_target"`
 	Queued        bool              `json:"queued"`
+	Why           string            `json:"why,omitempty"`
 	DryRun        bool              `json:"dry_run,omitempty"`
 	Message       string            `json:"message,omitempty"`
 	Facts         []json.RawMessage `json:"facts"`
@@ -88,7 +99,7 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 		if err := d.Check(live); err != nil {
 			return err
 		}
-		out.DryRun, out.Message = true, d.Message()
+		out.DryRun, out.Message = true, d.Line()
 		if opts.j.On() {
 			return f.PrintJSON(&opts.j, out)
 		}
@@ -99,13 +110,18 @@ func runInject(f *factory, opts *injectOptions, name string) error {
 	if err != nil {
 		return err
 	}
-	out.Delivery, out.ReachedTarget, out.Facts = res.Delivery, res.ReachedTarget, res.Facts
+	out.Delivery, out.ReachedTarget, out.Queued, out.Why, out.Facts = res.Delivery, res.ReachedTarget, res.Queued, res.Why, res.Facts
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, out)
 	}
 	what := "a message"
 	if d.Handoff != nil {
 		what = "handoff " + d.Handoff.ID
+	}
+	if res.Queued {
+		fmt.Fprintf(f.Out, "queued %s for %s (%s): %s; it is handed over when the session is next idle at its prompt\n", what, ident(s.Name), ident(s.Tool), res.Why)
+		fmt.Fprintf(f.Out, "  look     git rally sessions\n")
+		return nil
 	}
 	fmt.Fprintf(f.Out, "pasted %s into %s (%s): %s, not yet acknowledged\n", what, ident(s.Name), ident(s.Tool), session.DeliveryStatus)
 	fmt.Fprintf(f.Out, "  look     git rally capture %s\n", s.Name)
@@ -118,6 +134,7 @@ type deliveryJSON struct {
 	Delivery      string            `json:"delivery"`
 	ReachedTarget bool              `json:"reached_target"`
 	Queued        bool              `json:"queued"`
+	Why           string            `json:"why,omitempty"`
 	Facts         []json.RawMessage `json:"facts"`
 }
 
@@ -126,12 +143,15 @@ func deliver(f *factory, b session.Backend, d *session.Delivery) (*deliveryJSON,
 	if err != nil {
 		return nil, err
 	}
-	fs, err := session.Deliver(l, b, d)
+	res, err := session.Deliver(l, b, d)
 	f.Forget()
 	if err != nil {
 		return nil, err
 	}
-	return &deliveryJSON{Session: d.Session.Name, Delivery: session.DeliveryStatus, ReachedTarget: true, Facts: cmdutil.RawFacts(fs)}, nil
+	if res.Queued {
+		return &deliveryJSON{Session: d.Session.Name, Delivery: "queued", Queued: true, Why: res.Why, Facts: []json.RawMessage{}}, nil
+	}
+	return &deliveryJSON{Session: d.Session.Name, Delivery: session.DeliveryStatus, ReachedTarget: true, Facts: cmdutil.RawFacts(res.Facts)}, nil
 }
 
 // deliverHandoff delivers a handoff just recorded to the live managed

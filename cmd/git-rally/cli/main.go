@@ -84,6 +84,7 @@ func commands() []command {
 		{"risk", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindRisk) }},
 		{"decision", false, func(f *factory) *cobra.Command { return newCmdSimple(f, facts.KindDecision) }},
 		{"lead", false, newCmdLead},
+		{"status", false, newCmdStatus},
 		{"retract", false, newCmdRetract},
 		{"say", false, newCmdSay},
 		{"room", true, newCmdRoom},

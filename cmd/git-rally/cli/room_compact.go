@@ -73,7 +73,7 @@ func toCompactJSON(c *facts.Compact, budget int, v *facts.Verifier) *compactJSON
 	}
 	for _, p := range c.Peers {
 		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
-			Verified: verdictOf(v, p.LastID, p.Tool)})
+			Verified: verdictOf(v, p.LastID, p.Tool), Activity: p.Activity, ActivitySince: p.ActivitySince})
 	}
 	return out
 }
@@ -128,6 +128,10 @@ func printCompact(f *cmdutil.Factory, c *compactJSON) {
 		fmt.Fprintf(w, "claim %s %s %s (%s, lease %s, owner %s)%s\n", cl.ID, cl.Tool, strings.Join(cl.Scopes, " "), cl.Access, cl.LeaseState, cl.OwnerState, verdictTag(cl.Verified))
 	}
 	for _, p := range c.Peers {
+		if p.Activity != "" {
+			fmt.Fprintf(w, "peer %s %s, %s\n", p.Tool, p.State, facts.Sanitize(p.Activity, 40))
+			continue
+		}
 		fmt.Fprintf(w, "peer %s %s\n", p.Tool, p.State)
 	}
 	var om []string

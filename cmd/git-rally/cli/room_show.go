@@ -42,6 +42,9 @@ type peerJSON struct {
 	LastSeen string `json:"last_seen"`
 	Subject  string `json:"subject,omitempty"` // its latest enter --subject
 	Verified string `json:"verified,omitempty"`
+	// Activity is what the peer last said it is doing (SPEC §13).
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 type claimJSON struct {
@@ -236,7 +239,7 @@ func toRoomJSONWithout(r *facts.Room) roomJSON {
 	}
 	for _, p := range r.Peers {
 		out.Peers = append(out.Peers, peerJSON{Tool: p.Tool, Session: p.Session, State: p.State, LastSeen: facts.FormatTime(p.LastSeen),
-			Subject: facts.Sanitize(p.Subject, 0)})
+			Subject: facts.Sanitize(p.Subject, 0), Activity: p.Activity, ActivitySince: p.ActivitySince})
 	}
 	for _, h := range r.Handoffs {
 		out.Handoffs = append(out.Handoffs, toHandoffJSON(h))
@@ -331,7 +334,7 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter) {
 		if p.Subject != "" {
 			subj = ": " + facts.Sanitize(p.Subject, 80)
 		}
-		fmt.Fprintf(w, "  %-32s %s last seen %s%s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), subj, verdictTag(p.Verified))
+		fmt.Fprintf(w, "  %-32s %s last seen %s%s%s%s\n", who, cmdutil.PaintState(pt, fmt.Sprintf("%-7s", p.State)), ago(now, p.LastSeen), cmdutil.ActivityTag(pt, now, p.Activity, p.ActivitySince), subj, verdictTag(p.Verified))
 	}
 	fmt.Fprintf(w, "\nclaims (%d)\n", len(r.Claims))
 	for _, c := range r.Claims {

@@ -3,11 +3,14 @@ package cli
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,24 +22,38 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/web/webapi"
+	"github.com/git-rally/git-rally/worktree"
 )
 
 type serveOptions struct {
-	addr string
-	open bool
+	addr     string
+	open     bool
+	readOnly bool
 }
 
 func newCmdServe(f *factory) *cobra.Command {
 	opts := &serveOptions{}
 	c := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:PORT] [--open]",
-		Short: "The room as a live web page on loopback",
+		Use:   "serve [--addr 127.0.0.1:PORT] [--open] [--tool <tool>] [--read-only]",
+		Short: "The room as a live web page on loopback, where a person reviews",
 		Long: `Serve this room as a web page on a loopback address: the room, the history,
 the worktree plan and the plans' task boards, updated within a second of a new
-fact. It prints the URL to open; the URL carries a random token, and requests
-without it, or with a Host or Origin other than this loopback address, get
-403. It is read-only and needs nothing from the network. /api/room, /api/log,
-/api/worktrees and /api/plan answer with the commands' JSON.`,
+fact, and each agent's work: its activity, its terminal's last lines, its
+branch's diff against the base and the conflicts predicted with the other
+agents' branches. It prints the URL to open; the URL carries a random token,
+and requests without it, or with a Host or Origin other than this loopback
+address, get 403. It needs nothing from the network.
+
+A comment on a line of a diff, a file or a whole change is sent to the
+agent as one handoff (files as path:line, the reviewed commit as revision),
+authored by --tool (else the usual identity) and delivered as the handoff
+command delivers. Without an identity, or with --read-only, the page only
+shows. Writes take POST, the URL's token, the page's anti-forgery token
+(header X-Rally-CSRF) and a matching or absent Origin; anything else is 403.
+
+/api/room, /api/log, /api/worktrees and /api/plan answer with the commands'
+JSON; /api/diff?branch=rally/<name> with the branch's diff; POST
+/api/handoff with the handoff command's.`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			if f.server == nil {
@@ -49,6 +66,7 @@ without it, or with a Host or Origin other than this loopback address, get
 	}
 	c.Flags().StringVar(&opts.addr, "addr", "127.0.0.1:0", "loopback address to listen on (port 0: any free port)")
 	c.Flags().BoolVar(&opts.open, "open", false, "open the page in a browser")
+	c.Flags().BoolVar(&opts.readOnly, "read-only", false, "offer no write: the page shows and sends nothing")
 	return c
 }
 
@@ -66,7 +84,20 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	if err != nil {
 		return err
 	}
-	src := &serveSource{ledger: l}
+	src := &serveSource{ledger: l, predict: !opts.readOnly}
+	if src.repo, err = f.Repo(); err != nil {
+		ln.Close()
+		return err
+	}
+	wo := webapi.Options{Source: src, Now: serveNow, ReadOnly: opts.readOnly}
+	if !opts.readOnly {
+		o, err := f.Identity()
+		if err != nil {
+			wo.ReadOnlyWhy = "no identity to send a review as: start it with git rally serve --tool human:<you>"
+		} else {
+			wo.Tool, src.tool = o.Tool, o.Tool
+		}
+	}
 	// The watcher reads the ref on a ledger of its own, in its own goroutine.
 	wl, err := facts.Open(l.Store.CommonDir, serveNow)
 	if err != nil {
@@ -76,14 +107,22 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	defer wl.Close()
 	fw := wl.Watch(500 * time.Millisecond)
 	defer fw.Close()
-	srv, err := f.server.Web(ln, webapi.Options{Source: src, Now: serveNow, Watcher: &webapi.WaitWatcher{W: fw, Head: wl.HeadString}})
+	wo.Watcher = &webapi.WaitWatcher{W: fw, Head: wl.HeadString}
+	srv, err := f.server.Web(ln, wo)
 	if err != nil {
 		ln.Close()
 		return err
 	}
 	url := srv.URL(ln)
 	fmt.Fprintln(f.Out, url)
-	fmt.Fprintln(f.Err, "git-rally: serving the room read-only on loopback; Ctrl-C stops")
+	switch {
+	case wo.Tool != "":
+		fmt.Fprintf(f.Err, "git-rally: serving the room on loopback; reviews are sent as %s; Ctrl-C stops\n", wo.Tool)
+	case opts.readOnly:
+		fmt.Fprintln(f.Err, "git-rally: serving the room read-only on loopback (--read-only); Ctrl-C stops")
+	default:
+		fmt.Fprintln(f.Err, "git-rally: serving the room read-only on loopback (no identity: --tool human:<you> sends reviews); Ctrl-C stops")
+	}
 	if opts.open {
 		if err := openBrowser(url); err != nil {
 			fmt.Fprintf(f.Err, "git-rally: warning: could not open a browser: %v\n", err)
@@ -111,6 +150,13 @@ type serveSource struct {
 	mu     sync.Mutex // one command at a time
 	hmu    sync.Mutex // the ledger below
 	ledger *facts.Ledger
+	repo   *worktree.Repo
+	tool   string // reviews are sent as this identity
+
+	// predict: record the conflicts between agent branches serve sees
+	// move (not with --read-only); pmu runs one prediction at a time.
+	predict bool
+	pmu     sync.Mutex
 }
 
 func (s *serveSource) run(args ...string) ([]byte, error) {
@@ -165,6 +211,129 @@ func (s *serveSource) Commits(ids []string) (map[string]string, error) {
 	s.hmu.Lock()
 	defer s.hmu.Unlock()
 	return s.ledger.FactCommits(ids, len(ids)+64)
+}
+
+// Diff is GET /api/diff: the branch against the base `worktree plan`
+// uses, and its predicted conflicts with every other live branch (one
+// whose session was not stopped or removed), each with its owner.
+func (s *serveSource) Diff(branch string) ([]byte, error) {
+	s.hmu.Lock()
+	st, err := s.ledger.Read()
+	s.hmu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	owner, stopped := facts.BranchOwners(st)
+	d, err := s.repo.Diff(branch, "", func(b string) bool { return !stopped[b] })
+	var ue *facts.UsageError
+	if errors.As(err, &ue) {
+		return nil, &webapi.UsageError{Msg: ue.Msg}
+	}
+	if err != nil {
+		return nil, err
+	}
+	type file struct {
+		Path    string `json:"path"`
+		Added   int    `json:"added"`
+		Removed int    `json:"removed"`
+		Binary  bool   `json:"binary,omitempty"`
+	}
+	type conflict struct {
+		Branch string   `json:"branch"`
+		Owner  string   `json:"owner,omitempty"`
+		Files  []string `json:"files"`
+	}
+	out := struct {
+		Branch    string     `json:"branch"`
+		Owner     string     `json:"owner,omitempty"`
+		Base      string     `json:"base"`
+		BaseHead  string     `json:"base_head"`
+		Revision  string     `json:"revision"`
+		Files     []file     `json:"files"`
+		Diff      string     `json:"diff"`
+		Truncated bool       `json:"truncated,omitempty"`
+		Conflicts []conflict `json:"conflicts"`
+	}{Branch: d.Branch, Owner: owner[d.Branch], Base: d.Base, BaseHead: d.BaseHead, Revision: d.Revision, Diff: d.Diff,
+		Truncated: d.Truncated, Files: []file{}, Conflicts: []conflict{}}
+	for _, fc := range d.Files {
+		out.Files = append(out.Files, file{fc.Path, fc.Added, fc.Removed, fc.Binary})
+	}
+	for _, c := range d.Conflicts {
+		out.Conflicts = append(out.Conflicts, conflict{Branch: c.B, Owner: owner[c.B], Files: c.Files})
+	}
+	return json.Marshal(out)
+}
+
+func (s *serveSource) Branches() (string, error) { return s.repo.BranchStamp(), nil }
+
+// BranchesMoved predicts, read-only, the merge of every pair of live agent
+// branches and records each new conflict as the post-commit hook does
+// (SPEC §16: serve seeing a branch move), for commits made where rally's
+// hook did not run. A conflict recorded already writes nothing.
+func (s *serveSource) BranchesMoved() {
+	if !s.predict {
+		return
+	}
+	s.pmu.Lock()
+	defer s.pmu.Unlock()
+	s.hmu.Lock()
+	st, err := s.ledger.Read()
+	s.hmu.Unlock()
+	if err != nil {
+		return
+	}
+	owner, stopped := facts.BranchOwners(st)
+	bs, err := s.repo.RallyBranches()
+	if err != nil {
+		return
+	}
+	pairs, err := s.repo.ConflictsAmong(bs, func(b string) bool { return !stopped[b] })
+	if err != nil || len(pairs) == 0 {
+		return
+	}
+	ovs := make([]facts.BranchOverlap, len(pairs))
+	for i, p := range pairs {
+		ovs[i] = facts.BranchOverlap{A: p.A, B: p.B, OwnerA: owner[p.A], OwnerB: owner[p.B], Files: p.Files}
+	}
+	s.hmu.Lock()
+	defer s.hmu.Unlock()
+	s.ledger.Append(facts.OverlapRisks(ovs))
+}
+
+func (s *serveSource) Capture(session string, lines int) ([]string, error) {
+	b, err := s.run("capture", "--json", "--lines="+strconv.Itoa(lines), "--", session)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Lines []string `json:"lines"`
+	}
+	err = json.Unmarshal(b, &v)
+	return v.Lines, err
+}
+
+// Handoff runs the handoff command as the server's identity: the same
+// recording and delivery as `git rally handoff`. Every field goes in as
+// --flag=value, so no text can become a flag; files are taken relative to
+// the top of the repository, not serve's directory.
+func (s *serveSource) Handoff(h webapi.HandoffRequest) ([]byte, error) {
+	if s.tool == "" {
+		return nil, &webapi.UsageError{Msg: "serve has no identity to send a review as"}
+	}
+	args := []string{"handoff", "--json", "--tool=" + s.tool, "--target=" + h.Target, "--subject=" + h.Subject}
+	if h.Body != "" {
+		args = append(args, "--body="+h.Body)
+	}
+	for _, f := range h.Files {
+		if s.repo.WorkTree != "" && !filepath.IsAbs(f) {
+			f = filepath.Join(s.repo.WorkTree, filepath.FromSlash(f))
+		}
+		args = append(args, "--file="+f)
+	}
+	if h.Revision != "" {
+		args = append(args, "--revision="+h.Revision)
+	}
+	return s.run(args...)
 }
 
 // openBrowser is the one place serve starts a browser.

@@ -26,6 +26,9 @@ type roomSessionJSON struct {
 	Agent    string `json:"agent"`
 	State    string `json:"state"`
 	Worktree string `json:"worktree"`
+	// Activity is what its agent last said it is doing (SPEC §13).
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 // roomSessions are the room's managed sessions; it asks tmux only when
@@ -41,7 +44,8 @@ func roomSessions(st *facts.State) []roomSessionJSON {
 		live = map[string]bool{}
 	}
 	for _, in := range session.List(st, live, nil) {
-		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree})
+		out = append(out, roomSessionJSON{Session: in.Fact.Name, Tool: in.Fact.Tool, Agent: in.Fact.Agent, State: in.State, Worktree: in.Fact.Worktree,
+			Activity: in.Activity, ActivitySince: in.ActivitySince})
 	}
 	return out
 }
@@ -114,7 +118,11 @@ func printRoomSessions(w io.Writer, ss []roomSessionJSON) {
 	}
 	fmt.Fprintf(w, "\nsessions (%d)\n", len(ss))
 	for _, s := range ss {
-		fmt.Fprintf(w, "  %-20s %-24s %-7s %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree))
+		act := ""
+		if s.Activity != "" {
+			act = " (" + facts.Sanitize(s.Activity, 40) + ")"
+		}
+		fmt.Fprintf(w, "  %-20s %-24s %-7s %s%s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Worktree), act)
 	}
 }
 

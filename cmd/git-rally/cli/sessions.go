@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
 
 	"github.com/git-rally/git-rally/session"
@@ -27,6 +28,10 @@ type sessionJSON struct {
 	// and last line (sanitized).
 	ExitStatus *int   `json:"exit_status,omitempty"`
 	LastLine   string `json:"last_line,omitempty"`
+	// Activity is what the session's agent last said it is doing
+	// (SPEC §13: working, needs-input, idle, exited...), since when.
+	Activity      string `json:"activity,omitempty"`
+	ActivitySince string `json:"activity_since,omitempty"`
 }
 
 func newCmdSessions(f *factory) *cobra.Command {
@@ -74,7 +79,8 @@ func sessionsList(f *factory) ([]session.Info, error) {
 func toSessionJSON(in session.Info) sessionJSON {
 	s := in.Fact
 	out := sessionJSON{Session: s.Name, Tool: s.Tool, Agent: s.Agent, Backend: s.Backend, Target: s.Target,
-		Worktree: s.Worktree, Branch: s.Branch, State: in.State, StartedAt: in.StartedAt, LastSeen: in.LastSeen}
+		Worktree: s.Worktree, Branch: s.Branch, State: in.State, StartedAt: in.StartedAt, LastSeen: in.LastSeen,
+		Activity: in.Activity, ActivitySince: in.ActivitySince}
 	if e := in.Ended; e != nil {
 		status := e.Status
 		out.ExitStatus, out.LastLine = &status, facts.Sanitize(e.LastLine, 400)
@@ -106,7 +112,8 @@ func runSessions(f *factory, opts *sessionsOptions) error {
 		if where == "" {
 			where = "(adopted " + s.Target + ")"
 		}
-		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen))
+		fmt.Fprintf(f.Out, "%-20s %-24s %-7s %-8s %s, seen %s%s\n", ident(s.Session), ident(s.Tool), s.State, ident(s.Agent), ident(where), ago(now, s.LastSeen),
+			cmdutil.ActivityTag(f.Paint(), now, s.Activity, s.ActivitySince))
 		if s.ExitStatus != nil {
 			fmt.Fprintf(f.Out, "%-20s exit status %d: %s   (git rally capture %s)\n", "", *s.ExitStatus, ident(s.LastLine), ident(s.Session))
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/hooks"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -59,6 +60,9 @@ func runWorktreeAdd(f *factory, opts *worktreeAddOptions, name string) error {
 	}
 	var written []*facts.Fact
 	a, err := r.Add(name, opts.base, func(a *worktree.Added) error {
+		if _, err := hooks.InstallInWorktree(a.Path); err != nil {
+			fmt.Fprintf(f.Err, "git-rally: warning: %v; conflicts with other agents' branches are predicted only by git rally worktree plan\n", err)
+		}
 		ws, aerr := l.Append(func(st *facts.State, now time.Time) ([]*facts.Fact, error) {
 			return []*facts.Fact{{Kind: facts.KindSession, Tool: o.Tool, Session: a.Name, Status: "active",
 				Name: a.Name, Path: a.Path, Branch: a.Branch, Base: a.BaseCommit,

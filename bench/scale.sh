@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# bench/scale.sh: git-rally at a million facts (issue 31), against git's
+# own figures measured in the same run.
+#
+# Builds one ledger of N facts (default 1,000,000) as rally writes them:
+# the first N - TAIL as one commit in rally's layout (rallybench bulk: a
+# fast-import stream of facts sealed as rally seals them, a fact every 10 s,
+# claims, releases and notes of 20 agents, facts/YYYY-MM/DD/NNNN/<id>.json
+# by each fact's day, segments of 256), then TAIL (default 10,000) real
+# appends, one commit each (rallybench build -max-batch 1: facts.Ledger.Append,
+# a simulated room), then `git gc` (packed as a clone receives it). A 1k
+# ledger made the same way is the warm claim's reference.
+#
+# Then, RUNS times each (medians), every command timed as a whole process
+# with its max RSS (wait4, through `rallybench rusage`):
+#   git rev-list --count refs/rally/ledger    (baseline of the cold room)
+#   room --json after deleting the cache      (cold)
+#   claim, warm, at N and at 1k               (ratio)
+#   log --json -n 10, show <id>               (warm)
+#   doctor                                    (once; DOCTOR=0 skips it)
+#   a fresh clone: plain `git fetch` of the ledger ref (baseline) against
+#   `init --remote` + `git fetch` + the first room
+#   sync of SYNC (10,000) new facts appended at the origin
+# and prints the table of issue 31 with bars and verdicts. The load
+# average is printed at the start and the end: quote it with any figure.
+#
+# Usage: bench/scale.sh                     (1M facts: about 15-30 min on 2 cores)
+#        N=100000 bench/scale.sh            (the 100k figures: cold room ≤ 1 s, ≤ 100 MiB)
+# Knobs: N, TAIL, SYNC, RUNS (3), DOCTOR (1), KEEP (1 keeps the work directory),
+# LEDGER (a directory kept from an earlier run with KEEP=1: reuse its ledgers).
+set -euo pipefail
+
+N=${N:-1000000}
+TAIL=${TAIL:-10000}
+SYNC=${SYNC:-10000}
+RUNS=${RUNS:-3}
+DOCTOR=${DOCTOR:-1}
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+work=$(mktemp -d "${TMPDIR:-/tmp}/rally-scale.XXXXXX")
+cleanup() {
+	if [ "${KEEP:-}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+
+export GOPATH=$(go env GOPATH) GOCACHE=$(go env GOCACHE) GOMODCACHE=$(go env GOMODCACHE)
+export HOME=$work/home
+mkdir -p "$HOME"
+export GIT_CONFIG_NOSYSTEM=1 GIT_CONFIG_GLOBAL=/dev/null
+export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com
+export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
+unset RALLY_NOW RALLY_TOOL RALLY_SESSION GIT_DIR GIT_WORK_TREE
+export RALLY_AUTOPACK=0
+
+bin=$work/bin
+(cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally" ./cmd/git-rally && go build -o "$bin/rallybench" ./bench/cmd/rallybench)
+export PATH=$bin:$PATH
+rally=$bin/git-rally
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+secs_since() { awk -v a="$1" -v b="$(now_ms)" 'BEGIN { printf "%.1f s", (b - a) / 1000 }'; }
+
+echo "# git-rally at scale, $(date -u +%Y-%m-%dT%H:%M:%SZ)"
+echo "# $(cd "$root" && git rev-parse --short HEAD 2>/dev/null || echo '?') on $(uname -sr), $(nproc) cores, $(go version | cut -d' ' -f3), $(git --version)"
+echo "# load average at start: $(cut -d' ' -f1-3 /proc/loadavg); medians of $RUNS runs"
+
+# ledger <dir> <facts>: a packed ledger of that many facts, the last
+# min(TAIL, facts) appended one commit each.
+ledger() {
+	local d=$1 n=$2 tail=$TAIL t
+	[ "$tail" -gt "$n" ] && tail=$n
+	git init -q "$d"
+	t=$(now_ms)
+	if [ $((n - tail)) -gt 0 ]; then
+		# The bulk ends before the appended facts begin: the simulated
+		# room writes about a fact a minute with quiet stretches (10k facts
+		# over 8 days), and its appender's clock is each commit's time, so
+		# bulk facts dated after it would be held back as future-dated.
+		rallybench bulk -facts $((n - tail)) -end-in -$((tail * 2 + 1440))m | git -C "$d" fast-import --quiet
+	fi
+	(cd "$d" && "$rally" init >/dev/null)
+	echo "- $n facts: $((n - tail)) in one commit (rallybench bulk), then $(rallybench build -dir "$d" -facts "$tail" -max-batch 1 -loose)"
+	git -C "$d" gc --quiet
+	echo "  built and packed in $(secs_since "$t"): $(git -C "$d" count-objects -vH | awk '/^in-pack:/{p=$2} /^size-pack:/{s=$2" "$3} END {print p " objects, pack " s}')"
+}
+
+echo
+echo "## Ledgers"
+if [ -n "${LEDGER:-}" ]; then
+	cp -a "$LEDGER/big" "$work/big"
+	cp -a "$LEDGER/small" "$work/small"
+	echo "- reused from $LEDGER"
+else
+	ledger "$work/big" "$N"
+	ledger "$work/small" 1000
+fi
+if [ "${KEEP:-}" = 1 ]; then
+	echo "  (KEEP=1: LEDGER=$work reuses them)"
+fi
+
+# measure <label> <dir> <setup> <command...>: RUNS runs; prints median ms and max RSS MiB.
+results=$work/results
+: >"$results"
+measure() {
+	local label=$1 dir=$2 setup=$3
+	shift 3
+	local i out
+	for ((i = 0; i < RUNS; i++)); do
+		(cd "$dir" && eval "$setup")
+		out=$(cd "$dir" && rallybench rusage "$@")
+		echo "$label $out" >>"$results"
+	done
+}
+# median <label> <field: 2 ns, 3 KiB>
+median() {
+	awk -v l="$1" -v f="$2" '$1 == l { print $f }' "$results" | sort -n | awk '{ a[NR] = $1 } END { if (NR) print a[int((NR + 1) / 2)]; else print "" }'
+}
+ms() { awk -v v="$(median "$1" 2)" 'BEGIN { if (v == "") print "-"; else printf "%.0f", v / 1e6 }'; }
+mib() { awk -v v="$(median "$1" 3)" 'BEGIN { if (v == "") print "-"; else printf "%.0f", v / 1024 }'; }
+
+big=$work/big
+small=$work/small
+# A first room builds the caches (warm cases).
+(cd "$big" && "$rally" room --json >/dev/null)
+(cd "$small" && "$rally" room --json >/dev/null)
+id=$(cd "$big" && "$rally" log --json -n 1 | sed -n 's/.*"id": *"\(f_[0-9a-f]*\)".*/\1/p' | head -1)
+
+echo
+echo "## Measuring"
+measure revlist "$big" : git rev-list --count refs/rally/ledger
+measure cold "$big" "rm -rf .git/rally/cache" "$rally" room --json
+(cd "$big" && "$rally" room --json >/dev/null)
+# A claim of a new file each time, in turn at N and at 1k.
+for ((i = 0; i < RUNS; i++)); do
+	echo "claim $(cd "$big" && rallybench rusage "$rally" claim "src/scale/$i.go" --tool bench:scale)" >>"$results"
+	echo "claim1k $(cd "$small" && rallybench rusage "$rally" claim "src/scale/$i.go" --tool bench:scale)" >>"$results"
+done
+measure log "$big" : "$rally" log --json -n 10
+measure show "$big" : "$rally" show "$id"
+if [ "$DOCTOR" = 1 ]; then
+	RUNS_SAVE=$RUNS
+	RUNS=1
+	measure doctor "$big" : "$rally" doctor
+	RUNS=$RUNS_SAVE
+fi
+
+# A fresh clone: the plain fetch of the ledger ref, against init --remote,
+# the fetch it configures and the first room.
+clone() {
+	rm -rf "$1"
+	git init -q "$1"
+	git -C "$1" remote add origin "file://$big"
+}
+for ((i = 0; i < RUNS; i++)); do
+	clone "$work/fetch"
+	echo "fetch $(cd "$work/fetch" && rallybench rusage git fetch -q origin refs/rally/ledger:refs/rally-remotes/origin/ledger)" >>"$results"
+	clone "$work/clone"
+	# init --remote fetches the ledger itself and builds the room.
+	t0=$(date +%s%N)
+	r1=$(cd "$work/clone" && rallybench rusage "$rally" init --remote origin)
+	(cd "$work/clone" && git fetch -q origin)
+	r2=$(cd "$work/clone" && rallybench rusage "$rally" room --json)
+	t1=$(date +%s%N)
+	echo "cloneroom $((t1 - t0)) $(printf '%s\n%s\n' "${r1#* }" "${r2#* }" | sort -n | tail -1)" >>"$results"
+done
+# sync of SYNC new facts: appended at the origin (a copy), then one sync.
+cp -a "$big" "$work/origin2"
+(cd "$work/clone" && git remote set-url origin "file://$work/origin2")
+rallybench build -dir "$work/origin2" -facts "$SYNC" -seed 99 -loose >/dev/null
+echo "sync $(cd "$work/clone" && rallybench rusage "$rally" sync)" >>"$results"
+
+echo
+echo "## Issue 31 (N = $N facts; medians of $RUNS; ms and MiB of max RSS)"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+verdict() { awk -v v="$1" -v op="$2" -v bar="$3" 'BEGIN { if (v == "-") print "-"; else if ((op == "le" && v + 0 <= bar + 0) || (op == "ge" && v + 0 >= bar + 0)) print "PASS"; else print "FAIL" }'; }
+row() { printf "%-52s %12s  %-14s %s\n" "$1" "$2" "$3" "$4"; }
+cold_s=$(awk -v v="$(ms cold)" 'BEGIN { printf "%.2f", v / 1000 }')
+row "figure" "value" "bar" "verdict"
+if [ "$N" -ge 1000000 ]; then cbar=3; mbar=150; else cbar=1; mbar=100; fi
+row "cold room --json, s" "$cold_s" "≤ $cbar" "$(verdict "$cold_s" le $cbar)"
+row "cold room --json, max RSS MiB" "$(mib cold)" "≤ $mbar" "$(verdict "$(mib cold)" le $mbar)"
+r=$(ratio "$(ms cold)" "$(ms revlist)")
+row "cold room / git rev-list --count ($(ms revlist) ms)" "$r" "≤ 4" "$(verdict "$r" le 4)"
+r=$(ratio "$(ms cloneroom)" "$(ms fetch)")
+row "init --remote + fetch + room / git fetch ($(ms fetch) ms)" "$r" "≤ 2" "$(verdict "$r" le 2)"
+row "  init --remote and the first room, max RSS MiB" "$(mib cloneroom)" "" ""
+sync_s=$(awk -v v="$(ms sync)" 'BEGIN { printf "%.2f", v / 1000 }')
+row "sync of $SYNC new facts, s" "$sync_s" "≤ 2" "$(verdict "$sync_s" le 2)"
+row "  its max RSS MiB" "$(mib sync)" "" ""
+r=$(ratio "$(ms claim)" "$(ms claim1k)")
+row "warm claim / warm claim at 1k ($(ms claim) / $(ms claim1k) ms)" "$r" "≤ 1.2" "$(verdict "$r" le 1.2)"
+row "  warm claim max RSS MiB (1k: $(mib claim1k))" "$(mib claim)" "" ""
+row "log --json -n 10, ms" "$(ms log)" "≤ 30" "$(verdict "$(ms log)" le 30)"
+row "log --json -n 10, max RSS MiB" "$(mib log)" "≤ 32" "$(verdict "$(mib log)" le 32)"
+row "show <id>, ms" "$(ms show)" "≤ 30" "$(verdict "$(ms show)" le 30)"
+row "show <id>, max RSS MiB" "$(mib show)" "≤ 32" "$(verdict "$(mib show)" le 32)"
+if [ "$DOCTOR" = 1 ]; then
+	doc_s=$(awk -v v="$(ms doctor)" 'BEGIN { printf "%.1f", v / 1000 }')
+	row "doctor, s" "$doc_s" "≤ 30" "$(verdict "$doc_s" le 30)"
+	row "doctor, max RSS MiB" "$(mib doctor)" "≤ 200" "$(verdict "$(mib doctor)" le 200)"
+fi
+echo
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
