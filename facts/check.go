@@ -51,7 +51,14 @@ func (s *State) CheckBeforeWrite(me Owner, paths []string, now time.Time) CheckR
 // overlaps by the rules of claims. A finding names the scope the covering
 // claim holds. Findings carry the path of a file scope, else the scope.
 func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult {
+	return s.checkScopes(me, asked, now, nil)
+}
+
+// checkScopes is CheckScopes counting, when compared is not nil, the
+// exact scope comparisons it made.
+func (s *State) checkScopes(me Owner, asked []Scope, now time.Time, compared *int) CheckResult {
 	res := CheckResult{Allow: true}
+	ix := overlapIndex{compared: compared}
 	var blockers, unscoped []*Fact
 	for _, b := range sortedFacts(s.Blockers) {
 		if Unscoped(b) {
@@ -68,7 +75,7 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 		}
 		covered := false
 		for _, c := range s.Claims.Near([]string{q.String()}) {
-			held, ok := overlapping(c.Scopes, q)
+			held, ok := ix.first(c, q)
 			if !ok {
 				continue
 			}
@@ -99,7 +106,7 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 			res.add(f)
 		}
 		for _, b := range blockers {
-			held, ok := overlapping(b.Scopes, q)
+			held, ok := ix.first(b, q)
 			if !ok {
 				continue
 			}
@@ -128,16 +135,6 @@ func (s *State) CheckScopes(me Owner, asked []Scope, now time.Time) CheckResult 
 		}
 	}
 	return res
-}
-
-// overlapping returns the first of scopes that overlaps q.
-func overlapping(scopes []string, q Scope) (string, bool) {
-	for _, sc := range scopes {
-		if Overlap(ParseCanonical(sc), q) {
-			return sc, true
-		}
-	}
-	return "", false
 }
 
 func (r *CheckResult) add(f Finding) {

@@ -53,7 +53,10 @@ func (s *State) Contests() []Contest {
 // pending: written here, not pushed yet) meets the winner's. Then it
 // retracts its own, in the same commit, before it pushes; the room shows
 // one risk everywhere.
-func ContestRisks(pending []string) AppendFunc {
+//
+// mine, when not nil, says which claims were made in this clone: only
+// their contests are recorded here (contestowner.go).
+func ContestRisks(pending []string, mine func(claimID string) bool) AppendFunc {
 	return func(st *State, now time.Time) ([]*Fact, error) {
 		var out []*Fact
 		for _, id := range pending {
@@ -71,7 +74,7 @@ func ContestRisks(pending []string) AppendFunc {
 			}
 		}
 		for _, c := range st.Contests() {
-			if c.Risk != "" || c.Holder == nil {
+			if c.Risk != "" || c.Holder == nil || mine != nil && !mine(c.Claim.ID) {
 				continue
 			}
 			out = append(out, &Fact{

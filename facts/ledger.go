@@ -65,7 +65,9 @@ type Ledger struct {
 	// mergingTracking is set while MergeTracking runs (its own merge and
 	// risk append must not start another).
 	mergingTracking bool
-	trackingMemo    map[string]string // fetched heads merged (rally/tracking)
+	// healing is set while Append heals the ledger before it appends.
+	healing      bool
+	trackingMemo map[string]string // fetched heads merged (rally/tracking)
 	// NoTracking turns off merging fetched ledgers before reads and
 	// appends (sync does its own merging).
 	NoTracking bool
@@ -498,6 +500,22 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		return nil, err
 	}
 	defer lock.Unlock()
+	if !lock.Old.IsZero() && !l.healing && !l.Store.HasObject(lock.Old) {
+		// A prune took the head's commit: write the facts back first
+		// (one object looked up per append; doctor --repair and sync
+		// check the whole history).
+		lock.Unlock()
+		l.healing = true
+		_, err := l.Heal()
+		if err == nil {
+			var fs []*Fact
+			fs, err = l.Append(fn)
+			l.healing = false
+			return fs, err
+		}
+		l.healing = false
+		return nil, historyFailure(err)
+	}
 	if lock.RemovedStale {
 		l.warn("removed a stale %s.lock left by a killed process", LedgerRef)
 	}

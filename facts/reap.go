@@ -3,6 +3,7 @@ package facts
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -91,6 +92,11 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	if p, mod, ok := l.Store.RefLockFile(LedgerRef); ok {
 		ps = append(ps, Problem{Code: "lock-file", Path: p,
 			Message: fmt.Sprintf("%s exists (modified %s): a git process is updating the ledger, or one was killed while it did; the next append removes it only if a killed rally left it; otherwise remove it when no git process is running", p, FormatTime(mod))})
+	}
+	for _, p := range l.Store.TrackingLocks() {
+		ref := strings.TrimSuffix(filepath.ToSlash(p[len(l.Store.CommonDir)+1:]), ".lock")
+		ps = append(ps, Problem{Code: "lock-file", Path: p,
+			Message: fmt.Sprintf("%s exists: a `git fetch` is updating %s in this clone, or one was killed while it did, and every fetch of the ledger fails until it goes; if no git process is running: rm %s", p, ref, p)})
 	}
 	head, err := l.Head()
 	if err != nil {
@@ -188,7 +194,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		if err != nil {
 			return nil, err
 		}
-		s := step{tree: c.Tree, isMerge: len(c.Parents) > 1}
+		s := step{tree: c.Tree, isMerge: len(c.Parents) > 1 || strings.HasPrefix(c.Message, HealPrefix)}
 		if len(c.Parents) > 0 {
 			s.parent = c.Parents[0]
 		}

@@ -351,6 +351,9 @@ func ScopesConflict(a []string, accA string, b []string, accB string) (string, s
 	if !AccessConflict(accA, accB) {
 		return "", "", false
 	}
+	if len(a) >= scopeIndexMin && len(b) >= scopeIndexMin {
+		return scopesConflictIndexed(a, b)
+	}
 	for _, x := range a {
 		sx := ParseCanonical(x)
 		for _, y := range b {

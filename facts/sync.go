@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -42,6 +43,9 @@ type SyncOptions struct {
 // SyncResult reports a sync.
 type SyncResult struct {
 	Remote string
+	// Healed: objects of this clone's ledger history were missing and
+	// the facts were written back from the cache (Heal) before the push.
+	Healed bool
 	// Fetched: the remote has a ledger and it was fetched.
 	Fetched bool
 	// NewFacts: facts the local ledger gained from the remote.
@@ -128,12 +132,25 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		if err != nil {
 			return res, err
 		}
-		if err := refs.Fetch(o.Dir, o.Remote, FetchRefspec(o.Remote), o.Progress); err != nil {
-			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
+		theirs, err := l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
+		var le *refs.LockedError
+		if errors.As(err, &le) {
+			// A lock here, in this clone, not on the remote.
+			return res, &FailedError{Err: fmt.Errorf("updating %s, this clone's copy of %s's ledger: %w", track, o.Remote, err), Hint: le.Hint()}
 		}
-		theirs, err := l.Store.ReadRef(track)
+		if err != nil && !res.Healed {
+			// git fetch walks the local refs too: a ledger whose history
+			// lost objects here fails it ("bad object"), not the remote.
+			if head, herr := l.Head(); herr == nil && !head.IsZero() && !l.whole(head) {
+				if _, herr := l.Heal(); herr != nil {
+					return res, historyFailure(herr)
+				}
+				res.Healed = true
+				theirs, err = l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
+			}
+		}
 		if err != nil {
-			return res, err
+			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
 		}
 		res.RemoteHead = theirs
 		if round > 1 && theirs == last {
@@ -166,12 +183,13 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			}
 			res.note(mr)
 		}
+		l.noteMine(memo, theirs)
 		mr, err := l.Merge(theirs, MergeOptions{From: o.Remote, EnsureAncestor: ensure})
 		if err != nil {
 			return res, fmt.Errorf("merging the ledger of %s: %w", o.Remote, err)
 		}
 		res.note(mr)
-		written, err := l.Append(ContestRisks(memo.Pending))
+		written, err := l.Append(ContestRisks(memo.Pending, memo.mineTest()))
 		if err != nil {
 			return res, err
 		}
@@ -198,6 +216,16 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		// Push the commit, not the ref name: an append made meanwhile
 		// goes with the next sync, and what we record is what we pushed.
 		pr, err := refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
+		if (err != nil || pr.Status == refs.RemoteRejected) && !res.Healed && !l.whole(head) {
+			// The cause is here: objects of this clone's history are
+			// gone (a prune beside appends), so the push could not send
+			// them. Write the facts back and push that.
+			if _, herr := l.Heal(); herr != nil {
+				return res, historyFailure(herr)
+			}
+			res.Healed = true
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
 		}
@@ -324,6 +352,8 @@ func gaveUp(remote string, rounds, stalled int, elapsed time.Duration, pr refs.P
 type syncMemo struct {
 	Remotes map[string]string `json:"remotes"`
 	Pending []string          `json:"pending_risks,omitempty"`
+	// Mine are the open claims made in this clone (contestowner.go).
+	Mine []string `json:"own_claims,omitempty"`
 }
 
 func syncMemoPath(commonDir string) string { return filepath.Join(commonDir, "rally", "sync.json") }

@@ -178,9 +178,24 @@ func TestSyncContestOnce(t *testing.T) {
 			if r := p.sync(t, true); len(r.Risks) != 0 {
 				t.Fatalf("first sync saw a contest alone")
 			}
+			// The clone whose claim lost records the contest: at this
+			// merge when it is the merging one, else at its next sync.
+			loserClone := cs[0]
+			if loser == b {
+				loserClone = cs[1]
+			}
 			r := q.sync(t, true)
-			if len(r.Risks) != 1 || r.Risks[0].Ref != loser.ID || r.Merge != MergeCommit {
-				t.Fatalf("second sync: risks %v, merge %s", r.Risks, r.Merge)
+			if r.Merge != MergeCommit {
+				t.Fatalf("second sync: merge %s", r.Merge)
+			}
+			if q != loserClone {
+				if len(r.Risks) != 0 {
+					t.Fatalf("the holder's clone recorded the contest: %v", r.Risks)
+				}
+				r = p.sync(t, true)
+			}
+			if len(r.Risks) != 1 || r.Risks[0].Ref != loser.ID {
+				t.Fatalf("the contested claim's clone: risks %v, want one for %s", r.Risks, loser.ID)
 			}
 			for i := 0; i < 2; i++ {
 				for _, c := range []*clone{p, q} {
@@ -213,9 +228,10 @@ func TestSyncContestOnce(t *testing.T) {
 	}
 }
 
-// Two clones meet the same contest before either has pushed: the remote
-// takes one risk, and the other clone retracts its own before it pushes.
-func TestSyncDuplicateContestRiskRetracted(t *testing.T) {
+// Two clones meet the same contest before either has pushed: neither
+// records it, for the contested claim is another clone's; that clone
+// records it once when it merges, and nothing is retracted anywhere.
+func TestSyncContestRecordedByTheContestedClone(t *testing.T) {
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
 	_, cs := network(t, 3, &now)
 	x, y, z := cs[0], cs[1], cs[2]
@@ -230,16 +246,24 @@ func TestSyncDuplicateContestRiskRetracted(t *testing.T) {
 	z.claim(t, "t:z", "dir:lib")
 	y.claim(t, "t:y", "file:x.go")
 	z.claim(t, "t:z", "file:x.go")
-	ry := y.sync(t, false) // merges and records, does not push
-	rz := z.sync(t, true)  // merges, records, publishes first
-	if len(ry.Risks) != 1 || len(rz.Risks) != 1 || ry.Risks[0].Ref != cx.ID || rz.Risks[0].Ref != cx.ID {
-		t.Fatalf("risks: y %v, z %v", ry.Risks, rz.Risks)
+	for _, r := range []*SyncResult{y.sync(t, false), z.sync(t, true), y.sync(t, true)} {
+		for _, rk := range r.Risks {
+			if rk.Ref == cx.ID {
+				t.Fatalf("a clone holding against x's claim recorded its contest: %v", rk)
+			}
+		}
+		if len(r.Retracted) != 0 {
+			t.Fatalf("retracted %v", r.Retracted)
+		}
 	}
-	r := y.sync(t, true)
-	if len(r.Retracted) != 1 || r.Retracted[0].Ref != ry.Risks[0].ID {
-		t.Fatalf("y retracted %v, want its own risk %s", r.Retracted, ry.Risks[0].ID)
+	r := x.sync(t, true)
+	if len(r.Risks) != 1 || r.Risks[0].Ref != cx.ID || len(r.Retracted) != 0 {
+		t.Fatalf("x: risks %v, retracted %v, want one risk for %s", r.Risks, r.Retracted, cx.ID)
 	}
 	converge(t, cs)
+	if contests, written, live := contestFigures(t, x); contests != 2 || written != 2 || live != 2 {
+		t.Fatalf("contests %d, risks written %d, live %d: want 2 each (x's claim and the later of y's and z's)", contests, written, live)
+	}
 }
 
 // A remote whose ledger was rewritten to an older commit, or deleted, is

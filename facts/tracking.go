@@ -176,14 +176,15 @@ func (l *Ledger) MergeTracking() {
 		if memo[name] == h.String() {
 			continue
 		}
+		sm := loadSyncMemo(l.Store.CommonDir)
+		l.noteMine(sm, h)
 		mr, err := l.Merge(h, MergeOptions{From: strings.TrimSuffix(strings.TrimPrefix(name, TrackingPrefix), "/ledger") + " (fetched)"})
 		if err != nil {
 			l.warn("merging the fetched ledger %s: %v", Sanitize(name, 200), err)
 			continue
 		}
 		if mr.Kind != MergeNone {
-			sm := loadSyncMemo(l.Store.CommonDir)
-			written, err := l.Append(ContestRisks(sm.Pending))
+			written, err := l.Append(ContestRisks(sm.Pending, sm.mineTest()))
 			if err != nil {
 				l.warn("recording contested claims after merging %s: %v", Sanitize(name, 200), err)
 			}
@@ -194,9 +195,9 @@ func (l *Ledger) MergeTracking() {
 					sm.Pending = append(sm.Pending, f.ID)
 				}
 			}
-			if len(written) > 0 {
-				sm.save(l.Store.CommonDir)
-			}
+		}
+		if mr.Kind != MergeNone || len(sm.Mine) > 0 {
+			sm.save(l.Store.CommonDir)
 		}
 		memo[name] = h.String()
 		changed = true

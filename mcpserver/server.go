@@ -65,17 +65,12 @@ func Serve(ctx context.Context, r Runner, o Options, in io.Reader, out io.Writer
 	if err != nil {
 		return err
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}}
-	err = srv.Run(ctx, t)
+	err = srv.Run(ctx, &lineTransport{in: in, out: out})
 	if errors.Is(err, io.EOF) || errors.Is(err, context.Canceled) {
 		return nil
 	}
 	return err
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // tool builds the SDK's tool from the spec: the argument struct's schema
 // (no extra properties allowed), with enums the struct cannot say.
@@ -88,6 +83,12 @@ func (s spec) tool() (*mcp.Tool, *jsonschema.Resolved, error) {
 		if len(p.Types) == 2 && p.Types[0] == "null" {
 			// A list argument is a list; null says nothing to a model.
 			p.Type, p.Types = p.Types[1], nil
+		}
+		if p.Type == "array" {
+			// As on the command line: a call names at most MaxItems
+			// scopes, paths or lines, so no call costs the room more
+			// than a bounded check.
+			p.MaxItems = intp(MaxItems)
 		}
 	}
 	for field, vals := range s.enums {
@@ -107,6 +108,12 @@ func (s spec) tool() (*mcp.Tool, *jsonschema.Resolved, error) {
 }
 
 func boolp(b bool) *bool { return &b }
+
+func intp(n int) *int { return &n }
+
+// MaxItems bounds every list argument of a tool call (scopes, paths, files,
+// evidence, targets).
+const MaxItems = 256
 
 // typeOf is the struct type behind an argument pointer.
 func typeOf(p any) reflect.Type { return reflect.TypeOf(p).Elem() }

@@ -36,26 +36,29 @@ type doctorJSON struct {
 	// Removed lists the temporary object files killed writers left
 	// (older than an hour), which doctor removed.
 	Removed []string `json:"removed"`
+	// Repaired counts the facts --repair wrote back (0: nothing missing).
+	Repaired int `json:"repaired,omitempty"`
 	// Signatures counts the verdicts of every fact (with signing or an
 	// allowed-signers file configured).
 	Signatures map[string]int `json:"signatures,omitempty"`
 }
 
 type doctorOptions struct {
-	reap, apply bool
-	j           jsonFlags
+	reap, apply, repair bool
+	j                   jsonFlags
 }
 
 func newCmdDoctor(f *factory) *cobra.Command {
 	opts := &doctorOptions{}
 	c := &cobra.Command{
-		Use:   "doctor [--reap-stale] [--apply]",
+		Use:   "doctor [--reap-stale] [--apply] [--repair]",
 		Short: "Check the ledger's integrity; --reap-stale lists (with --apply closes) expired claims of silent owners and 30-day-old handoffs",
 		Args:  cobra.NoArgs,
 		RunE:  func(c *cobra.Command, args []string) error { return runDoctor(f, opts) },
 	}
 	c.Flags().BoolVar(&opts.reap, "reap-stale", false, "list what the reaper would close")
 	c.Flags().BoolVar(&opts.apply, "apply", false, "with --reap-stale: append the closing facts (authored by rally)")
+	c.Flags().BoolVar(&opts.repair, "repair", false, "when objects of the ledger's history are missing (a git prune beside appends), write every fact back from this clone's cache in a new commit")
 	addJSONFlags(c, &opts.j)
 	return c
 }
@@ -68,9 +71,25 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
+	var healed *facts.HealResult
+	if opts.repair {
+		hr, err := l.Heal()
+		if err != nil {
+			return err
+		}
+		if hr.Healed {
+			healed = &hr
+		}
+	}
 	problems, err := l.Doctor(5000)
 	if err != nil {
 		return err
+	}
+	if !opts.repair {
+		if whole, err := l.HistoryWhole(); err == nil && !whole && !hasCode(problems, "missing-object") {
+			problems = append(problems, facts.Problem{Code: "missing-object",
+				Message: "objects of the ledger's history are missing in this clone (a git prune beside rally's appends removes them); every fact is still in the cache: git rally doctor --repair"})
+		}
 	}
 	out := doctorJSON{Problems: []problemJSON{}, Reaped: []reapJSON{}, Removed: l.Store.RemoveStaleTemps(time.Now())}
 	for _, p := range problems {
@@ -108,6 +127,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 		out.Signatures = v.Counts(all)
 	}
+	if healed != nil {
+		out.Repaired = healed.Facts
+	}
 	out.OK = len(out.Problems) == 0
 	if opts.j.On() {
 		if err := f.PrintJSON(&opts.j, out); err != nil {
@@ -116,6 +138,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	} else {
 		for _, p := range out.Problems {
 			fmt.Fprintf(f.Out, "problem %s: %s\n", p.Code, p.Message)
+		}
+		if healed != nil {
+			fmt.Fprintf(f.Out, "repaired: objects of the ledger's history at %s were missing; wrote %d facts back from this clone's cache in %s\n", healed.OldHead, healed.Facts, healed.Head)
 		}
 		for _, p := range out.Removed {
 			fmt.Fprintf(f.Out, "removed %s (a temporary object file a killed writer left)\n", p)
@@ -139,8 +164,21 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		for _, p := range out.Problems {
 			codes = append(codes, p.Code)
 		}
+		err := fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))
+		if !opts.repair && hasCode(problems, "missing-object") {
+			err = &facts.FailedError{Err: err, Hint: "every fact is still in this clone's cache: git rally doctor --repair"}
+		}
 		// The result (with "ok": false) is the answer: no error document.
-		return &cmdutil.AnsweredError{Err: fmt.Errorf("doctor found %d problem(s): %s", len(out.Problems), strings.Join(codes, ", "))}
+		return &cmdutil.AnsweredError{Err: err}
 	}
 	return nil
+}
+
+func hasCode(ps []facts.Problem, code string) bool {
+	for _, p := range ps {
+		if p.Code == code {
+			return true
+		}
+	}
+	return false
 }

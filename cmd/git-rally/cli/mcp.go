@@ -6,11 +6,13 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -53,8 +55,12 @@ func runMCP(ctx context.Context, f *factory) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	r := &mcpRunner{f: newFactory(strings.NewReader(""), io.Discard, io.Discard), flagTool: f.ToolFlag}
-	defer r.f.Close()
+	limit, err := mcpCallLimit(os.Getenv("RALLY_MCP_CALL_TIMEOUT"))
+	if err != nil {
+		return err
+	}
+	r := newMCPRunner(f.ToolFlag, limit)
+	defer r.close()
 	out := f.Out
 	if out == os.Stdout {
 		// Only the protocol may reach stdout.
@@ -64,6 +70,26 @@ func runMCP(ctx context.Context, f *factory) error {
 	return f.server.MCP(ctx, r, call.Options{Version: buildVersion()}, f.In, out)
 }
 
+// mcpDefaultLimit is how long one tool call may take before the server
+// answers it with a timeout: under the 60 s a host such as Codex gives a
+// tool call, so the model hears rally's answer, not its host's.
+const mcpDefaultLimit = 50 * time.Second
+
+// mcpWidth is how many calls run at once: a slow call (a write waiting on
+// a lock git holds) takes one seat and the others keep answering.
+const mcpWidth = 4
+
+func mcpCallLimit(v string) (time.Duration, error) {
+	if v == "" {
+		return mcpDefaultLimit, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > 24*time.Hour {
+		return 0, usagef("RALLY_MCP_CALL_TIMEOUT=%q is not a duration from 1ns to 24h", v)
+	}
+	return d, nil
+}
+
 func buildVersion() string {
 	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
 		return bi.Main.Version
@@ -71,24 +97,48 @@ func buildVersion() string {
 	return "devel"
 }
 
-// mcpRunner runs tool calls as commands, in this process, one at a time.
-// Its factory lives as long as the server: the repository and the ledger
-// (with the projection it last read) stay open between calls, while the
-// clock, the identity flags and the streams are fresh for each.
+// mcpRunner runs tool calls as commands, in this process, up to mcpWidth
+// at once, each on a factory of its own that lives as long as the server:
+// the repository and the ledger (with the projection it last read) stay
+// open between calls, while the clock, the identity flags and the streams
+// are fresh for each. Calls on two factories are as two rally processes:
+// the ledger's file locks order their writes.
 type mcpRunner struct {
-	mu       sync.Mutex
-	f        *factory
 	flagTool string
-	me       string // fixed at the first call
-	meErr    error
-	probe    *cobra.Command
+	limit    time.Duration
+	seats    chan *factory // a factory per free seat (nil: not made yet)
+	running  sync.WaitGroup
+
+	idMu  sync.Mutex
+	me    string // fixed at the first call
+	meErr error
+
+	probeOnce sync.Once
+	probe     *cobra.Command
+}
+
+func newMCPRunner(flagTool string, limit time.Duration) *mcpRunner {
+	r := &mcpRunner{flagTool: flagTool, limit: limit, seats: make(chan *factory, mcpWidth)}
+	for i := 0; i < mcpWidth; i++ {
+		r.seats <- nil
+	}
+	return r
+}
+
+// close waits for the calls still running (a write past its time limit
+// finishes rather than dying half way) and closes every factory.
+func (r *mcpRunner) close() {
+	r.running.Wait()
+	for i := 0; i < mcpWidth; i++ {
+		if f := <-r.seats; f != nil {
+			f.Close()
+		}
+	}
 }
 
 // Has says whether this build has the command.
 func (r *mcpRunner) Has(cmd []string) bool {
-	if r.probe == nil {
-		r.probe = newRootCmd(newFactory(strings.NewReader(""), io.Discard, io.Discard))
-	}
+	r.probeOnce.Do(func() { r.probe = newRootCmd(newFactory(strings.NewReader(""), io.Discard, io.Discard)) })
 	c, rest, err := r.probe.Find(cmd)
 	return err == nil && len(rest) == 0 && c != r.probe && c.Name() == cmd[len(cmd)-1]
 }
@@ -98,11 +148,12 @@ func (r *mcpRunner) Has(cmd []string) bool {
 // name (from the environment, the call's metadata, else the note the
 // host's hooks left), git config rally.tool, and last the host's name
 // with a random tag.
-func (r *mcpRunner) identity(host call.Host) (string, error) {
+func (r *mcpRunner) identity(f *factory, host call.Host) (string, error) {
+	r.idMu.Lock()
+	defer r.idMu.Unlock()
 	if r.me != "" || r.meErr != nil {
 		return r.me, r.meErr
 	}
-	f := r.f
 	me := r.flagTool
 	if me == "" {
 		me = os.Getenv("RALLY_TOOL")
@@ -146,15 +197,50 @@ func randomTag() string {
 	return hex.EncodeToString(b)
 }
 
-// Run runs one tool call as its command with --json.
+// Run runs one tool call as its command with --json, within the call's
+// time limit: past it the call is answered with a timeout error while the
+// command finishes on its own seat.
 func (r *mcpRunner) Run(ctx context.Context, host call.Host, c call.Call) call.Outcome {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	me, err := r.identity(host)
+	ctx, cancel := context.WithTimeout(ctx, r.limit)
+	defer cancel()
+	var f *factory
+	select {
+	case f = <-r.seats:
+	case <-ctx.Done():
+		return r.timedOut(c)
+	}
+	if f == nil {
+		f = newFactory(strings.NewReader(""), io.Discard, io.Discard)
+	}
+	done := make(chan call.Outcome, 1)
+	r.running.Add(1)
+	go func() {
+		defer r.running.Done()
+		defer func() { r.seats <- f }()
+		// The command runs to its end even when the caller stopped
+		// waiting: a write is never cut off half way.
+		done <- r.run(context.WithoutCancel(ctx), f, host, c)
+	}()
+	select {
+	case o := <-done:
+		return o
+	case <-ctx.Done():
+		return r.timedOut(c)
+	}
+}
+
+// timedOut is the answer to a call that did not finish within its limit.
+func (r *mcpRunner) timedOut(c call.Call) call.Outcome {
+	msg := fmt.Sprintf("%s did not finish within %s (RALLY_MCP_CALL_TIMEOUT); it may still complete", strings.Join(c.Cmd, " "), r.limit)
+	return call.Outcome{Exit: 1, Error: call.ErrorObject(1, "timeout", msg,
+		[]string{"read rally_room before calling again: a write may have landed"})}
+}
+
+func (r *mcpRunner) run(ctx context.Context, f *factory, host call.Host, c call.Call) call.Outcome {
+	me, err := r.identity(f, host)
 	if err != nil {
 		return failure(err, nil, nil)
 	}
-	f := r.f
 	var out, errb bytes.Buffer
 	f.Out, f.Err = &out, &errb
 	f.ResetCall()

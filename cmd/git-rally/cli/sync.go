@@ -106,6 +106,9 @@ func runSync(f *factory, opts *syncOptions) error {
 	if res != nil && res.Rewritten {
 		f.warnRewritten(res, opts.noPush)
 	}
+	if res != nil && res.Healed {
+		fmt.Fprintln(f.Err, "git-rally: warning: objects of this clone's ledger history were missing (a git prune beside rally's appends removes them); every fact was written back from this clone's cache in a new commit")
+	}
 	if err != nil {
 		var (
 			pr *facts.PushRefusedError

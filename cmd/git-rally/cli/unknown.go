@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 )
@@ -124,9 +125,15 @@ func findSub(c *cobra.Command, name string) *cobra.Command {
 // typedHelp makes help and usage speak as the user types: "git rally
 // claim", and "git rally help <command>" for more, never --help (which
 // git turns into a man page lookup).
+var typedOnce sync.Once
+
 func typedHelp(root *cobra.Command) {
-	cobra.AddTemplateFunc("typed", func(s string) string {
-		return strings.Replace(s, root.Name(), "git rally", 1)
+	// cobra's template functions are one global map: register once, so
+	// the MCP server's concurrent calls never write it at once.
+	typedOnce.Do(func() {
+		cobra.AddTemplateFunc("typed", func(s string) string {
+			return strings.Replace(s, "git-rally", "git rally", 1)
+		})
 	})
 	t := root.UsageTemplate()
 	t = strings.ReplaceAll(t, "{{.UseLine}}", "{{typed .UseLine}}")
