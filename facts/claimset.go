@@ -4,8 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"encoding/json"
-	"runtime"
-	"runtime/debug"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -292,22 +291,18 @@ func openClaimBase(b []byte) (*claimBase, bool) {
 	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey)}, true
 }
 
-// openClaimsFile maps a claims file and checks its seal and its checksum
+// openClaimsFile reads a claims file and checks its seal and its checksum
 // against the one state.bin names; nil when it is missing or damaged.
 func openClaimsFile(p string, sum uint32) (cb *claimBase) {
-	b, unmap, err := mapFile(p)
+	b, err := os.ReadFile(p)
 	if err != nil {
 		return nil
 	}
 	defer func() {
-		if recover() != nil { // a fault reading the mapping
+		if recover() != nil { // a damaged file the checks let through
 			cb = nil
 		}
-		if cb == nil {
-			unmap()
-		}
 	}()
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	payload, _, got, ok := openSealedSum(b, "claims")
 	if !ok || got != sum {
 		return nil
@@ -317,16 +312,12 @@ func openClaimsFile(p string, sum uint32) (cb *claimBase) {
 		return nil
 	}
 	cb.sum = sum
-	// The mapping goes with the last projection that uses it; nothing
-	// decoded from it points into it (strings are copied).
-	runtime.AddCleanup(cb, func(unmap func()) { unmap() }, unmap)
 	return cb
 }
 
-// guard, deferred with the previous SetPanicOnFault setting, turns a fault
-// reading a mapped claims file into a damaged file, not a crash.
-func (cb *claimBase) guard(prev bool) {
-	debug.SetPanicOnFault(prev)
+// guard, deferred, turns a panic reading a claims file into a damaged
+// file, not a crash.
+func (cb *claimBase) guard() {
 	if recover() != nil {
 		cb.damaged.Store(true)
 	}
@@ -389,7 +380,7 @@ func (cb *claimBase) keysFrom(k string, match func(key, k []byte) bool) (out []u
 	if cb == nil {
 		return nil
 	}
-	defer cb.guard(debug.SetPanicOnFault(true))
+	defer cb.guard()
 	kb := []byte(k)
 	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, kb) >= 0 })
 	for ; j < cb.nkey; j++ {
@@ -420,7 +411,7 @@ func (cb *claimBase) fact(i uint32) (f *Fact) {
 
 // factLocked is fact with cb.mu held.
 func (cb *claimBase) factLocked(i uint32) (f *Fact) {
-	defer cb.guard(debug.SetPanicOnFault(true))
+	defer cb.guard()
 	if int(i) >= cb.nrec {
 		return nil
 	}
@@ -466,7 +457,7 @@ func (cb *claimBase) appendAll(out []*Fact, gone map[uint32]bool) []*Fact {
 func (cb *claimBase) decodeAll() {
 	cb.mu.Lock()
 	defer cb.mu.Unlock()
-	defer cb.guard(debug.SetPanicOnFault(true))
+	defer cb.guard()
 	if cb.memo == nil {
 		cb.memo = make([]*Fact, cb.nrec)
 	}

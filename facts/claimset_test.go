@@ -248,26 +248,6 @@ func BenchmarkOpenClaims(b *testing.B) {
 	}
 }
 
-// A claims file truncated in place while a projection reads it (rally
-// never does that; another program might) is a damaged file: lookups
-// find nothing and the projection is not saved, and nothing crashes.
-func TestTruncatedMappedClaimsFile(t *testing.T) {
-	fx := newCacheFixture(t)
-	st := newCache(fx.c.common()).load()
-	if st == nil || st.Claims.base == nil {
-		t.Fatal("the fixture's cache has no claims file")
-	}
-	p := filepath.Join(fx.c.common(), "rally", "cache", st.Claims.base.name)
-	if err := os.Truncate(p, 0); err != nil {
-		t.Fatal(err)
-	}
-	st.Claims.All()
-	st.Claims.Near([]string{"file:many/3.go"})
-	if !st.Claims.base.isDamaged() {
-		t.Skip("the truncated mapping still reads (not a mapped file on this system)")
-	}
-}
-
 // Writers in parallel (each a Ledger of its own, as processes are) cross
 // several claims files while readers load the cache; the claims every one
 // of them ends with are the ones a rebuild from the ledger finds.

@@ -602,7 +602,10 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 		l.last = cp
 	}
 	if l.AutoPack {
-		l.Store.MaybePack()
+		if _, err := l.Store.MaybePack(); err != nil {
+			// The facts are recorded; their objects stay loose.
+			l.Warnings = append(l.Warnings, fmt.Sprintf("the ledger's objects were not packed: %v", err))
+		}
 	}
 	return fs, nil
 }

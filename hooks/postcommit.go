@@ -5,7 +5,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/worktree"
@@ -50,7 +49,7 @@ func postCommit(inv Invocation) Answer {
 	warn := func(format string, a ...any) { fmt.Fprintf(&errb, "git-rally: warning: "+format+"\n", a...) }
 	done := func() Answer { return Answer{Stderr: []byte(errb.String())} }
 
-	r, err := worktree.Discover(inv.Dir)
+	r, err := inv.repoAt(inv.Dir)
 	if err != nil {
 		return done()
 	}
@@ -58,12 +57,13 @@ func postCommit(inv Invocation) Answer {
 	if !strings.HasPrefix(branch, worktree.BranchPrefix) {
 		return done()
 	}
-	l, err := facts.Open(r.CommonDir, func() time.Time { return inv.Now })
+	l, owned, err := inv.ledgerOf(r)
 	if err != nil {
 		return done()
 	}
-	defer l.Close()
-	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	// As before the ledger was shared with the command: its warnings
+	// are not this hook's to print.
+	defer release(l, owned, func(string, ...any) {})
 	if head, err := l.Head(); err != nil || head.IsZero() {
 		return done()
 	}

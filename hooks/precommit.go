@@ -4,11 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
-	"github.com/git-rally/git-rally/worktree"
 )
 
 // preCommit checks the staged paths against other owners' claims for the
@@ -20,7 +18,7 @@ func preCommit(inv Invocation) Answer {
 	warn := func(format string, a ...any) { fmt.Fprintf(&errb, "git-rally: warning: "+format+"\n", a...) }
 	done := func(code int) Answer { return Answer{Stderr: []byte(errb.String()), Code: code} }
 
-	r, err := worktree.Discover(inv.Dir)
+	r, err := inv.repoAt(inv.Dir)
 	if err != nil {
 		warn("staged paths not checked: %v", err)
 		return done(0)
@@ -47,20 +45,20 @@ func preCommit(inv Invocation) Answer {
 	if len(paths) == 0 {
 		return done(0)
 	}
-	l, err := facts.Open(r.CommonDir, func() time.Time { return inv.Now })
+	l, owned, err := inv.ledgerOf(r)
 	if err != nil {
 		warn("staged paths not checked: the rally ledger cannot be opened: %v", err)
 		return done(0)
 	}
-	defer l.Close()
+	if owned {
+		defer l.Close()
+	}
 	if head, err := l.Head(); err == nil && head.IsZero() {
 		warn("no rally ledger in this repository; staged paths not checked (`git rally init` starts one)")
 		return done(0)
 	}
 	st, err := l.Read()
-	for _, w := range l.Warnings {
-		warn("%s", w)
-	}
+	release(l, false, warn)
 	if err != nil {
 		warn("staged paths not checked: the rally ledger cannot be read: %v", err)
 		return done(0)

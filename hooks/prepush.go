@@ -6,7 +6,6 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/refs"
-	"github.com/git-rally/git-rally/worktree"
 )
 
 // prePushScript is the pre-push hook rally installs with the pre-commit
@@ -43,7 +42,7 @@ func prePush(inv Invocation) Answer {
 	if len(inv.Args) > 0 && inv.Args[0] != "" {
 		remote = inv.Args[0]
 	}
-	r, err := worktree.Discover(inv.Dir)
+	r, err := inv.repoAt(inv.Dir)
 	if err != nil {
 		return Answer{}
 	}

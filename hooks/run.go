@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -25,6 +26,49 @@ type Invocation struct {
 	// Args are the hook's own arguments after <host> <event> (git gives
 	// pre-push the remote's name).
 	Args []string
+	// Repo and Ledger, when set, are the command's: the repository found
+	// from a directory, and a repository's ledger, each opened once per
+	// process (the CLI's factory caches them, and Identity uses the
+	// same). Nil discovers and opens here, and so does a nil ledger from
+	// Ledger. A ledger from Ledger is not closed by the hook; its
+	// warnings are taken into the answer.
+	Repo   func(dir string) (*worktree.Repo, error)
+	Ledger func(r *worktree.Repo) (*facts.Ledger, error)
+}
+
+// repoAt is the repository holding dir.
+func (inv Invocation) repoAt(dir string) (*worktree.Repo, error) {
+	if inv.Repo != nil {
+		return inv.Repo(dir)
+	}
+	return worktree.Discover(dir)
+}
+
+// ledgerOf opens r's ledger; owned says the hook opened it and closes it.
+func (inv Invocation) ledgerOf(r *worktree.Repo) (l *facts.Ledger, owned bool, err error) {
+	if inv.Ledger != nil {
+		if l, err = inv.Ledger(r); l != nil || err != nil {
+			return l, false, err
+		}
+	}
+	l, err = facts.OpenConfig(r.CommonDir, func() time.Time { return inv.Now }, refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config()))
+	if err != nil {
+		return nil, false, err
+	}
+	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
+	return l, true, nil
+}
+
+// release takes l's warnings into warn, and closes l when owned (the
+// hook opened it).
+func release(l *facts.Ledger, owned bool, warn func(string, ...any)) {
+	for _, w := range l.Warnings {
+		warn("%s", w)
+	}
+	l.Warnings = nil
+	if owned {
+		l.Close()
+	}
 }
 
 // Answer is what a hook prints and how it exits.
@@ -135,9 +179,11 @@ type agentRun struct {
 	p      payload
 	repo   *worktree.Repo
 	ledger *facts.Ledger
-	me     facts.Owner
-	dirs   map[string]bool // repository paths of the call that are directories
-	stderr strings.Builder
+	// ownLedger: the hook opened ledger (and closes it).
+	ownLedger bool
+	me        facts.Owner
+	dirs      map[string]bool // repository paths of the call that are directories
+	stderr    strings.Builder
 	// noteHost: this event notes the identity under the host process, for
 	// the MCP server the host starts. The events that begin a session or
 	// a turn do; the ones before and after every tool call need not read
@@ -151,10 +197,7 @@ func (a *agentRun) warn(format string, args ...any) {
 
 func (a *agentRun) answer(out []byte) Answer {
 	if a.ledger != nil {
-		for _, w := range a.ledger.Warnings {
-			a.warn("%s", w)
-		}
-		a.ledger.Close()
+		release(a.ledger, a.ownLedger, a.warn)
 		a.ledger = nil
 	}
 	return Answer{Stdout: out, Stderr: []byte(a.stderr.String())}
@@ -209,12 +252,11 @@ func (a *agentRun) open() error {
 	if err := a.locate(); err != nil {
 		return err
 	}
-	l, err := facts.Open(a.repo.CommonDir, func() time.Time { return a.inv.Now })
+	l, owned, err := a.inv.ledgerOf(a.repo)
 	if err != nil {
 		return err
 	}
-	l.AutoPack = os.Getenv("RALLY_AUTOPACK") != "0"
-	a.ledger = l
+	a.ledger, a.ownLedger = l, owned
 	return nil
 }
 
@@ -229,7 +271,7 @@ func (a *agentRun) locate() error {
 			dir = a.p.Cwd
 		}
 	}
-	r, err := worktree.Discover(dir)
+	r, err := a.inv.repoAt(dir)
 	if err != nil {
 		return err
 	}

@@ -35,6 +35,7 @@ func ReadConfig(commonDir, gitDir string) *Config {
 // ReadConfigWith is ReadConfig with the repository's config file already
 // read (local; nil reads it).
 func ReadConfigWith(commonDir, gitDir string, local []byte) *Config {
+	Opens.Config.Add(1)
 	c := readInProcess(commonDir, gitDir, local)
 	if c.includes || strings.Contains(os.Getenv("GIT_CONFIG_PARAMETERS"), "include") {
 		dir := gitDir
@@ -104,6 +105,7 @@ func readInProcess(commonDir, gitDir string, local []byte) *Config {
 	if local != nil {
 		c.readData(filepath.Join(commonDir, "config"), local, 0)
 	} else {
+		Opens.ConfigFile.Add(1)
 		c.readFile(filepath.Join(commonDir, "config"), 0)
 	}
 	if gitDir != "" && c.Bool("extensions.worktreeconfig") {

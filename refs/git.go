@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 )
 
 // GitError is a failed git command: its arguments, exit code and stderr.
@@ -84,6 +85,19 @@ func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []s
 		return out.String(), &GitError{Args: args, Code: code, Stderr: errb.String()}
 	}
 	return out.String(), nil
+}
+
+// startGit starts git in dir in the background, in a session of its own
+// (it outlives rally and a terminal's Ctrl-C), its output discarded.
+func startGit(dir string, args ...string) error {
+	countGit()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("running git: %w", err)
+	}
+	return cmd.Process.Release()
 }
 
 // GitStream runs git with stdin and hands its stdout to read as it comes,

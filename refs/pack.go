@@ -1,11 +1,10 @@
 package refs
 
 import (
+	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -31,69 +30,75 @@ func (st *Store) LooseEstimate() int {
 	return len(ents) * 256
 }
 
-// MaybePack starts a background incremental pack when the loose objects
-// pass PackLooseObjects and no pack was started in the last minute. It
-// reports whether it started one. The pack first puts the ledger's new
-// objects into a pack of their own, stored without compression (see
-// ledgerRef), then runs `git repack -d -l --geometric=2`: the other loose
-// objects go into a new pack, compressed as git compresses them, small
-// packs roll up (their objects copied as they are), the user's large packs
-// stay as they are, the loose copies are removed, and nothing unreachable
-// is pruned.
-func (st *Store) MaybePack() bool {
-	if st.LooseEstimate() < PackLooseObjects {
-		return false
+// MaybePack packs when the loose objects pass PackLooseObjects and no
+// pack was started in the last minute. It reports whether it started
+// one. It first puts the ledger's new objects into a pack of their own,
+// stored without compression (see ledgerRef), in the foreground (git
+// pack-objects of the commits since the last pack), then starts `git
+// repack -d -l --geometric=2` in the background: the other loose objects
+// go into a new pack, compressed as git compresses them, small packs roll
+// up (their objects copied as they are), the user's large packs stay as
+// they are, the loose copies are removed, and nothing unreachable is
+// pruned. An error leaves the loose objects as they are (nothing is lost)
+// and is returned.
+func (st *Store) MaybePack() (bool, error) {
+	if st.LooseEstimate() < packLoose {
+		return false, nil
 	}
 	stamp := filepath.Join(st.CommonDir, "rally", "pack.stamp")
 	if fi, err := os.Stat(stamp); err == nil && time.Since(fi.ModTime()) < packEvery {
-		return false
+		return false, nil
 	}
 	if err := os.WriteFile(stamp, []byte(time.Now().UTC().Format(time.RFC3339)+"\n"), 0o666); err != nil {
-		return false
+		return false, fmt.Errorf("pack: %w", err)
 	}
-	countGit()
-	cmd := st.packCommand()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return false
+	if err := st.packLedger(); err != nil {
+		return false, err
 	}
-	return cmd.Process.Release() == nil
+	if err := startPack(st.CommonDir, PackArgs...); err != nil {
+		return false, err
+	}
+	return true, nil
 }
 
-// packCommand is the pack MaybePack starts: sh running the ledger's pack
-// and then the repack, or the repack alone when the ledger has nothing
-// new. The ledger head packed is noted only when its pack was written.
-func (st *Store) packCommand() *exec.Cmd {
-	revs, ok := st.ledgerPackRevs()
-	if !ok {
-		cmd := exec.Command("git", PackArgs...)
-		cmd.Dir = st.CommonDir
-		return cmd
-	}
-	script := `printf '%s\n' "$1" $2 | git ` + strings.Join(ledgerPackArgs, " ") + ` "$3" >/dev/null &&
-printf '%s\n' "$1" >"$4.tmp" && mv -f "$4.tmp" "$4"
-shift 4
-exec git "$@"`
-	cmd := exec.Command("sh", append([]string{"-c", script, "sh", revs[0], strings.Join(revs[1:], " "), st.packBase(), st.packedNote()}, PackArgs...)...)
-	cmd.Dir = st.CommonDir
-	return cmd
-}
+// packLoose is PackLooseObjects; startPack starts the repack (startGit).
+// Tests change them.
+var (
+	packLoose = PackLooseObjects
+	startPack = startGit
+)
 
 // PackArgs is the incremental pack rally runs.
 var PackArgs = []string{"repack", "-d", "-q", "-l", "--geometric=2", "--no-write-bitmap-index"}
 
 // Pack runs the incremental pack in the foreground.
 func (st *Store) Pack() error {
-	if revs, ok := st.ledgerPackRevs(); ok {
-		in := strings.Join(revs, "\n") + "\n"
-		if _, err := GitInput(st.CommonDir, nil, []byte(in), append(ledgerPackArgs, st.packBase())...); err != nil {
-			return err
-		}
-		os.WriteFile(st.packedNote()+".tmp", []byte(revs[0]+"\n"), 0o666)
-		os.Rename(st.packedNote()+".tmp", st.packedNote())
+	if err := st.packLedger(); err != nil {
+		return err
 	}
 	_, err := Git(st.CommonDir, nil, PackArgs...)
 	return err
+}
+
+// packLedger packs the ledger's objects not yet packed, stored, and notes
+// the head it packed once its pack is written.
+func (st *Store) packLedger() error {
+	revs, ok := st.ledgerPackRevs()
+	if !ok {
+		return nil
+	}
+	in := strings.Join(revs, "\n") + "\n"
+	if _, err := GitInput(st.CommonDir, nil, []byte(in), append(ledgerPackArgs, st.packBase())...); err != nil {
+		return err
+	}
+	note := st.packedNote()
+	if err := os.WriteFile(note+".tmp", []byte(revs[0]+"\n"), 0o666); err != nil {
+		return fmt.Errorf("noting the ledger's pack: %w", err)
+	}
+	if err := os.Rename(note+".tmp", note); err != nil {
+		return fmt.Errorf("noting the ledger's pack: %w", err)
+	}
+	return nil
 }
 
 // The ledger's objects are packed stored, without compression (zlib

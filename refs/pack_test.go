@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -53,8 +54,8 @@ func TestMaybePackThreshold(t *testing.T) {
 	gd := gitRepo(t)
 	st, _ := Open(gd)
 	defer st.Close()
-	if st.MaybePack() {
-		t.Fatalf("packed an empty repository")
+	if ok, err := st.MaybePack(); ok || err != nil {
+		t.Fatalf("packed an empty repository (%v)", err)
 	}
 	// 16 files in objects/17 estimate 4096 loose objects; a pack started
 	// less than a minute ago holds the next one back.
@@ -68,8 +69,8 @@ func TestMaybePackThreshold(t *testing.T) {
 	}
 	os.MkdirAll(filepath.Join(gd, "rally"), 0o777)
 	os.WriteFile(filepath.Join(gd, "rally", "pack.stamp"), nil, 0o666)
-	if st.MaybePack() {
-		t.Fatalf("packed again within a minute")
+	if ok, err := st.MaybePack(); ok || err != nil {
+		t.Fatalf("packed again within a minute (%v)", err)
 	}
 }
 
@@ -151,12 +152,20 @@ func TestPackStoresLedgerObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("second pack")
-	// The background pack (MaybePack's command) does the same.
+	// MaybePack does the same, its repack in the background (here run
+	// in the foreground, to check its result).
 	appendFacts(40)
-	if out, err := st.packCommand().CombinedOutput(); err != nil {
-		t.Fatalf("the background pack: %v %s", err, out)
+	defer func(n int, start func(string, ...string) error) { packLoose, startPack = n, start }(packLoose, startPack)
+	packLoose = 0
+	startPack = func(dir string, args ...string) error {
+		_, err := Git(dir, nil, args...)
+		return err
 	}
-	check("background pack")
+	os.Remove(filepath.Join(gd, "rally", "pack.stamp"))
+	if ok, err := st.MaybePack(); !ok || err != nil {
+		t.Fatalf("MaybePack: %v %v", ok, err)
+	}
+	check("MaybePack")
 	if _, ok := st.ledgerPackRevs(); ok {
 		t.Fatalf("nothing new, but the ledger would be packed again")
 	}
@@ -171,4 +180,47 @@ func gitIn(t *testing.T, gitDir, stdin string, args ...string) string {
 		t.Fatalf("git %v: %v %s", args, err, out)
 	}
 	return string(out)
+}
+
+// A pack that fails says so, and notes nothing: the ledger's objects it
+// did not pack are packed next time.
+func TestPackErrors(t *testing.T) {
+	gd := gitRepo(t)
+	st, _ := Open(gd)
+	defer st.Close()
+	os.MkdirAll(filepath.Join(gd, "rally"), 0o777)
+	note := filepath.Join(gd, "rally", "packed-ledger")
+	b, _ := st.WriteBlob([]byte("fact\n"))
+	tr, _ := st.WriteTree([]Entry{{Name: "f.json", Hash: b}})
+	c, _ := st.WriteCommit(Commit{Tree: tr, Message: "x\n", When: time.Unix(0, 0)})
+	l, _ := st.LockRef(ledgerRef)
+	l.Commit(c)
+	l.Unlock()
+
+	// The note cannot be written: a directory stands in its way.
+	os.MkdirAll(note+".tmp", 0o777)
+	if err := st.Pack(); err == nil || !strings.Contains(err.Error(), "noting the ledger's pack") {
+		t.Fatalf("Pack with an unwritable note: %v", err)
+	}
+	if _, err := os.Stat(note); err == nil {
+		t.Fatalf("a note was written")
+	}
+	os.Remove(note + ".tmp")
+
+	// pack-objects fails: the ledger's head is missing.
+	os.WriteFile(filepath.Join(gd, "refs", "rally", "ledger"), []byte(strings.Repeat("ab", 20)+"\n"), 0o666)
+	var ge *GitError
+	if err := st.Pack(); !errors.As(err, &ge) || ge.Args[0] != "pack-objects" {
+		t.Fatalf("Pack with a missing head: %v, want pack-objects' error", err)
+	}
+	defer func(n int, start func(string, ...string) error) { packLoose, startPack = n, start }(packLoose, startPack)
+	packLoose = 0
+	started := false
+	startPack = func(string, ...string) error { started = true; return nil }
+	if ok, err := st.MaybePack(); ok || !errors.As(err, &ge) || started {
+		t.Fatalf("MaybePack with a missing head: %v %v, repack started %v", ok, err, started)
+	}
+	if _, err := os.Stat(note); err == nil {
+		t.Fatalf("a note was written")
+	}
 }

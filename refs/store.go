@@ -108,6 +108,7 @@ type journaled struct {
 // linked worktree without the common dir, writes objects into the
 // worktree's private dir.
 func Open(commonDir string) (*Store, error) {
+	Opens.Store.Add(1)
 	if fi, err := os.Stat(commonDir); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("opening object store: %s is not a git directory", commonDir)
 	}

@@ -7,7 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
+
+	"github.com/git-rally/git-rally/refs"
 )
+
+// Discovers counts Discover's calls (tests show a command discovers its
+// repository once).
+var Discovers atomic.Int64
 
 // ErrNotRepo is returned outside a git repository.
 var ErrNotRepo = errors.New("not a git repository (or any of the parent directories)")
@@ -57,6 +64,7 @@ func readWithInfo(p string) ([]byte, os.FileInfo, error) {
 // walks up to a .git directory or gitdir file, then follows commondir. It
 // honours GIT_DIR and GIT_WORK_TREE as git does.
 func Discover(dir string) (*Repo, error) {
+	Discovers.Add(1)
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -152,6 +160,7 @@ func (r *Repo) finish() (*Repo, error) {
 			r.WorkTree = real
 		}
 	}
+	refs.Opens.ConfigFile.Add(1)
 	if b, fi, err := readWithInfo(filepath.Join(r.CommonDir, "config")); err == nil {
 		r.config, r.configFI = b, fi
 		low := strings.ToLower(string(b))

@@ -67,7 +67,8 @@ func runHook(f *cmdutil.Factory, args []string) error {
 	}
 	wd, _ := os.Getwd()
 	ans := hooks.Handle(hooks.Invocation{Host: args[0], Event: args[1], Input: input, Dir: wd,
-		Getenv: os.Getenv, Now: now, Identity: f.Identity, Args: args[2:]})
+		Getenv: os.Getenv, Now: now, Identity: f.Identity, Args: args[2:],
+		Repo: f.RepoAt, Ledger: f.LedgerOf})
 	f.Out.Write(ans.Stdout)
 	f.Err.Write(ans.Stderr)
 	if ans.Code != 0 {

@@ -28,9 +28,6 @@ func writeRoomJSON(w io.Writer, r *roomJSON) error {
 	// The output goes out in chunks: a buffer of the whole document
 	// would be 600 KB of fresh pages for a room of 1,600 claims.
 	cw := chunkWriter{w: w, b: make([]byte, 0, chunkSize+4096)}
-	if r.stream != nil {
-		growPipe(w, 16<<10+len(r.stream.views)*450)
-	}
 	cw.b = append(cw.b, "{\n"...)
 	v := reflect.ValueOf(r).Elem()
 	t := v.Type()

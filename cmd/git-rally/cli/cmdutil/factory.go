@@ -55,12 +55,13 @@ type Factory struct {
 	Color                  ColorValue // --color
 	colorDecided, colorUse bool
 
-	repo   *worktree.Repo
-	cfg    *refs.Config // the repository's git configuration, read once
-	ledger *facts.Ledger
-	state  *facts.State
-	now    *time.Time
-	self   string // the tool Identity resolved
+	repo    *worktree.Repo
+	repoDir string       // the directory repo was discovered from
+	cfg     *refs.Config // the repository's git configuration, read once
+	ledger  *facts.Ledger
+	state   *facts.State
+	now     *time.Time
+	self    string // the tool Identity resolved
 }
 
 // New returns a Factory on the given streams.
@@ -147,12 +148,38 @@ func (f *Factory) Repo() (*worktree.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	r, err := worktree.Discover(wd)
+	return f.RepoAt(wd)
+}
+
+// RepoAt is the repository holding dir: the command's (Repo), discovered
+// once, when dir is where it was or would be discovered from; another
+// directory's is discovered each time.
+func (f *Factory) RepoAt(dir string) (*worktree.Repo, error) {
+	if f.repo != nil && dir == f.repoDir {
+		return f.repo, nil
+	}
+	r, err := worktree.Discover(dir)
 	if err != nil {
 		return nil, err
 	}
-	f.repo = r
+	if f.repo == nil {
+		if wd, err := os.Getwd(); err == nil && wd == dir {
+			f.repo, f.repoDir = r, dir
+		}
+	}
 	return r, nil
+}
+
+// LedgerOf is the command's ledger (Ledger) when r is its repository
+// and the clock is good; else nil and no error: the caller opens r's.
+func (f *Factory) LedgerOf(r *worktree.Repo) (*facts.Ledger, error) {
+	if r != f.repo {
+		return nil, nil
+	}
+	if _, err := f.Now(); err != nil {
+		return nil, nil
+	}
+	return f.Ledger()
 }
 
 // Config returns the repository's git configuration, read once.

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package cli
-
-import "io"
-
-// growPipe grows a pipe on Linux only.
-func growPipe(w io.Writer, n int) {}
