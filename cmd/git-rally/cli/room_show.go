@@ -392,7 +392,7 @@ func printRoom(w io.Writer, r roomJSON, now time.Time, pt cmdutil.Painter, me st
 			if scopes == "" || scopes == facts.WorkspaceScope {
 				scopes = "(whole room)"
 				if r.Lead != nil && b.Tool == *r.Lead {
-					scopes = pt(cmdutil.CRed, "ROOM FROZEN") + " by the lead"
+					scopes = pt(cmdutil.CRed, "ROOM FROZEN") + " by the lead:"
 				}
 			}
 			fmt.Fprintf(w, "  %s %s %s %s (%s)\n", b.ID, b.Tool, scopes, facts.Sanitize(b.Subject, 400), ago(now, b.At))
