@@ -109,13 +109,13 @@ func (c *cache) load() *State {
 			return nil
 		}
 		base.name = cf.ClaimsFile
-		for i := range cf.State.Claims.gone {
-			if int(i) >= base.len() {
+		for i := range cf.State.Claims.Gone {
+			if int(i) >= base.Len() {
 				return nil
 			}
 		}
-		cf.State.Claims.base = base
-	} else if len(cf.State.Claims.gone) > 0 {
+		cf.State.Claims.Base = base
+	} else if len(cf.State.Claims.Gone) > 0 {
 		return nil
 	}
 	cf.State.handoffs, cf.State.handoffsEnc, cf.State.handoffsFile = nil, hb, cf.HandoffsFile
@@ -170,7 +170,7 @@ func encodeCacheFile(cf *cacheFile, trees map[refs.Hash][]refs.Entry) []byte {
 			tlen += uvarintLen(uint64(n)) + n
 		}
 	}
-	e := encoder{b: make([]byte, sealRoom, sealRoom+2048+64*len(cf.State.Claims.added)+tlen+binary.MaxVarintLen64)}
+	e := encoder{b: make([]byte, sealRoom, sealRoom+2048+64*len(cf.State.Claims.Added)+tlen+binary.MaxVarintLen64)}
 	encodeState(&e, cf.State, cf)
 	e.uint(uint64(tlen))
 	start := len(e.b)
@@ -510,7 +510,7 @@ func (c *cache) saveWith(st *State, mg mirrorGen) {
 			trees[h] = es
 		}
 	}
-	if st.Damaged || st.Claims.base.isDamaged() {
+	if st.Damaged || claimsFile(&st.Claims).isDamaged() {
 		return
 	}
 	hf, err := c.saveHandoffs(st)
@@ -568,33 +568,6 @@ func sortedCopy(fs []*Fact) []*Fact {
 	return out
 }
 
-// encodeHandoffs returns the encoding of st's handoffs: the bytes it was
-// loaded with when nothing decoded them since; none for none.
-func encodeHandoffs(st *State) []byte {
-	if st.handoffs == nil {
-		return st.handoffsEnc
-	}
-	if len(st.handoffs) == 0 {
-		return nil
-	}
-	var e encoder
-	encodeMap(&e, st.handoffs, encHandoff)
-	return e.b
-}
-
-// decodeHandoffs is the inverse of encodeHandoffs; no bytes is no handoff.
-func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
-	if len(b) == 0 {
-		return map[string]*Handoff{}, nil
-	}
-	d := &decoder{b: b}
-	m := decodeMap(d, decHandoff)
-	if d.bad || len(d.b) != 0 {
-		return nil, fmt.Errorf("decoding cached handoffs: damaged")
-	}
-	return m, nil
-}
-
 // loadGen returns the newest mirror generation on disk.
 func (c *cache) loadGen() int {
 	ents, err := os.ReadDir(c.dir)
@@ -626,45 +599,29 @@ func (c *cache) removeGensBefore(keep int) {
 	}
 }
 
-// clone copies the state deeply enough that Apply on the copy leaves the
-// original untouched (facts themselves are immutable and shared).
-func (s *State) clone() *State {
-	cp := *s
-	cp.ByKind = cloneMap(s.ByKind)
-	cp.Peers = make(map[string]*Peer, len(s.Peers))
-	for k, p := range s.Peers {
-		pp := *p
-		cp.Peers[k] = &pp
-	}
-	cp.Claims = s.Claims.clone()
-	if s.handoffs != nil {
-		cp.handoffs = make(map[string]*Handoff, len(s.handoffs))
-		for k, h := range s.handoffs {
-			hh := *h
-			hh.Answers = cloneMap(h.Answers)
-			cp.handoffs[k] = &hh
-		}
-	}
-	cp.Blockers = cloneMap(s.Blockers)
-	cp.Risks = cloneMap(s.Risks)
-	cp.Sessions = cloneMap(s.Sessions)
-	cp.Artifacts = cloneMap(s.Artifacts)
-	cp.Retraction = cloneMap(s.Retraction)
-	cp.Contest = cloneMap(s.Contest)
-	if s.Future != nil {
-		cp.Future = cloneMap(s.Future)
-	}
-	cp.Plans = clonePlans(s.Plans)
-	return &cp
-}
-
-func cloneMap[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // common is the repository's common dir the cache lives under.
 func (c *cache) common() string { return filepath.Dir(filepath.Dir(c.dir)) }
+
+// openClaimsFile reads a claims file and checks its seal and its checksum
+// against the one state.bin names; nil when it is missing or damaged.
+func openClaimsFile(p string, sum uint32) (cb *claimBase) {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return nil
+	}
+	defer func() {
+		if recover() != nil { // a damaged file the checks let through
+			cb = nil
+		}
+	}()
+	payload, _, got, ok := openSealedSum(b, "claims")
+	if !ok || got != sum {
+		return nil
+	}
+	cb, ok = openClaimBase(payload)
+	if !ok {
+		return nil
+	}
+	cb.sum = sum
+	return cb
+}

@@ -58,7 +58,7 @@ func encodeCheckpoint(gen int, n int64, sum uint32, st *State, ignore map[string
 	for _, f := range all {
 		added[f.ID] = f
 	}
-	cp.Claims = ClaimSet{added: added}
+	cp.Claims = ClaimSet{Added: added}
 	e := encoder{b: make([]byte, 0, 4096+256*len(all))}
 	e.int(int64(gen))
 	e.int(n)
@@ -86,7 +86,7 @@ func decodeCheckpoint(b []byte) (cp *checkpoint) {
 	st, cf := decodeState(d)
 	hb := d.bytes()
 	ignore := decodeMap(d, func(*decoder) bool { return true })
-	if d.bad || len(d.b) != 0 || cf.ClaimsFile != "" || len(st.Claims.gone) > 0 || len(st.Future) > 0 || n < 0 {
+	if d.bad || len(d.b) != 0 || cf.ClaimsFile != "" || len(st.Claims.Gone) > 0 || len(st.Future) > 0 || n < 0 {
 		return nil
 	}
 	st.handoffs, st.handoffsEnc = nil, append([]byte{}, hb...)

@@ -2,6 +2,7 @@ package facts
 
 import (
 	"encoding/binary"
+	"fmt"
 	"sort"
 )
 
@@ -448,4 +449,31 @@ func decodeFacts(d *decoder) map[string]*Fact {
 		}
 	}
 	return m
+}
+
+// encodeHandoffs returns the encoding of st's handoffs: the bytes it was
+// loaded with when nothing decoded them since; none for none.
+func encodeHandoffs(st *State) []byte {
+	if st.handoffs == nil {
+		return st.handoffsEnc
+	}
+	if len(st.handoffs) == 0 {
+		return nil
+	}
+	var e encoder
+	encodeMap(&e, st.handoffs, encHandoff)
+	return e.b
+}
+
+// decodeHandoffs is the inverse of encodeHandoffs; no bytes is no handoff.
+func decodeHandoffs(b []byte) (map[string]*Handoff, error) {
+	if len(b) == 0 {
+		return map[string]*Handoff{}, nil
+	}
+	d := &decoder{b: b}
+	m := decodeMap(d, decHandoff)
+	if d.bad || len(d.b) != 0 {
+		return nil, fmt.Errorf("decoding cached handoffs: damaged")
+	}
+	return m, nil
 }

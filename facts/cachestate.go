@@ -49,8 +49,8 @@ func encodeState(e *encoder, st *State, cf *cacheFile) {
 	e.str(cf.ClaimsFile)
 	e.uint(uint64(cf.ClaimsSum))
 	cs := &st.Claims
-	gone := make([]int, 0, len(cs.gone))
-	for i := range cs.gone {
+	gone := make([]int, 0, len(cs.Gone))
+	for i := range cs.Gone {
 		gone = append(gone, int(i))
 	}
 	sort.Ints(gone)
@@ -58,7 +58,7 @@ func encodeState(e *encoder, st *State, cf *cacheFile) {
 	for _, i := range gone {
 		e.uint(uint64(i))
 	}
-	encodeFacts(e, cs.added)
+	encodeFacts(e, cs.Added)
 }
 
 // decodeState is the inverse of encodeState. The claims file is attached
@@ -81,15 +81,15 @@ func decodeState(d *decoder) (*State, *cacheFile) {
 	cf.HandoffsFile, cf.ClaimsFile, cf.ClaimsSum = d.str(), d.str(), uint32(d.uint())
 	n := d.count(1)
 	if n > 0 {
-		st.Claims.gone = make(map[uint32]bool, n)
+		st.Claims.Gone = make(map[uint32]bool, n)
 	}
 	for i := 0; i < n && !d.bad; i++ {
-		st.Claims.gone[uint32(d.uint())] = true
+		st.Claims.Gone[uint32(d.uint())] = true
 	}
 	if added := decodeFacts(d); len(added) > 0 {
-		st.Claims.added = added
+		st.Claims.Added = added
 	}
-	for id, f := range st.Claims.added {
+	for id, f := range st.Claims.Added {
 		if f == nil || f.ID != id {
 			d.fail()
 		}
@@ -143,10 +143,11 @@ func (c *cache) writeNamed(prefix, kind string, payload []byte, keep string) (st
 func (c *cache) saveClaims(st *State) (string, uint32, error) {
 	cs := &st.Claims
 	if cs.delta() <= compactAt {
-		if cs.base == nil {
+		cb := claimsFile(cs)
+		if cb == nil {
 			return "", 0, nil
 		}
-		return cs.base.name, cs.base.sum, nil
+		return cb.name, cb.sum, nil
 	}
 	all := cs.All()
 	if len(all) <= compactAt {
@@ -154,7 +155,7 @@ func (c *cache) saveClaims(st *State) (string, uint32, error) {
 		for _, f := range all {
 			added[f.ID] = f
 		}
-		st.Claims = ClaimSet{added: added}
+		st.Claims = ClaimSet{Added: added}
 		return "", 0, nil
 	}
 	payload := encodeClaimBase(all)
@@ -172,6 +173,6 @@ func (c *cache) saveClaims(st *State) (string, uint32, error) {
 	}
 	nb.name, nb.sum = name, crcOf(payload)
 	nb.memo = all // encodeClaimBase sorted all as the records are
-	st.Claims = ClaimSet{base: nb}
+	st.Claims = ClaimSet{Base: nb}
 	return name, nb.sum, nil
 }

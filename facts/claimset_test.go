@@ -99,7 +99,7 @@ func TestNearFindsEveryConflict(t *testing.T) {
 		if !ok {
 			t.Fatal("claims file does not open")
 		}
-		cs := ClaimSet{base: base}
+		cs := ClaimSet{Base: base}
 		for _, f := range claims[split:] {
 			cs.put(f)
 		}
@@ -189,10 +189,10 @@ func TestCodecNeverPanics(t *testing.T) {
 		decodeState(&decoder{b: b})
 		decodeHandoffs(b)
 		if cb, ok := openClaimBase(b); ok {
-			cb.lookup("ix")
-			cb.lookupPrefix("p")
-			for j := 0; j < cb.len() && j < 4; j++ {
-				cb.fact(uint32(j))
+			cb.Lookup("ix")
+			cb.LookupPrefix("p")
+			for j := 0; j < cb.Len() && j < 4; j++ {
+				cb.Fact(uint32(j))
 			}
 			cb.decodeAll()
 		}

@@ -478,11 +478,6 @@ func (l *Ledger) warn(format string, a ...any) {
 	l.Warnings = append(l.Warnings, fmt.Sprintf(format, a...))
 }
 
-// AppendFunc decides, under the ledger lock and against the current state,
-// what to write. It returns the facts (without id, time or clock) or an
-// error to refuse the write.
-type AppendFunc func(st *State, now time.Time) ([]*Fact, error)
-
 // Append writes facts as one commit on the ledger. fn runs inside the
 // critical section: the ref lock is held and the state is the projection of
 // the tip the new commit will have as its parent, so a rule it checks

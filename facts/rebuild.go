@@ -348,23 +348,6 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 	return s, nil
 }
 
-// build applies one fact of a projection built at once, in (clock, id)
-// order, with the retractions already known (BuildAt).
-func (s *State) build(f *Fact) {
-	if s.held(f) {
-		return
-	}
-	s.count(f)
-	if _, gone := s.Retraction[f.ID]; gone {
-		s.supersede(f) // a retracted renewal still ends the claim it renewed
-		return
-	}
-	if f.Kind == KindRetract {
-		return
-	}
-	s.apply(f)
-}
-
 // factBlob is a fact blob of a rebuild: its directory (shared by the
 // blobs of a segment), its name and its id.
 type factBlob struct {

@@ -601,3 +601,20 @@ func sameSet(a, b []string) bool {
 	}
 	return true
 }
+
+// build applies one fact of a projection built at once, in (clock, id)
+// order, with the retractions already known (BuildAt).
+func (s *State) build(f *Fact) {
+	if s.held(f) {
+		return
+	}
+	s.count(f)
+	if _, gone := s.Retraction[f.ID]; gone {
+		s.supersede(f) // a retracted renewal still ends the claim it renewed
+		return
+	}
+	if f.Kind == KindRetract {
+		return
+	}
+	s.apply(f)
+}
