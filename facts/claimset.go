@@ -82,7 +82,7 @@ func (c ClaimSet) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func (c *ClaimSet) put(f *Fact) {
+func (c *ClaimSet) Put(f *Fact) {
 	if i, ok := c.base().Find(f.ID); ok {
 		delete(c.Gone, i) // the same id is the same claim
 		return
@@ -93,7 +93,7 @@ func (c *ClaimSet) put(f *Fact) {
 	c.Added[f.ID] = f
 }
 
-func (c *ClaimSet) del(id string) {
+func (c *ClaimSet) Delete(id string) {
 	if _, ok := c.Added[id]; ok {
 		delete(c.Added, id)
 		return
@@ -111,7 +111,7 @@ func (c *ClaimSet) clone() ClaimSet {
 }
 
 // delta is how many changes the set holds on top of its base.
-func (c *ClaimSet) delta() int { return len(c.Gone) + len(c.Added) }
+func (c *ClaimSet) Delta() int { return len(c.Gone) + len(c.Added) }
 
 // open returns the claims at base positions is that are still open, and
 // the added claims that keep, in (clock, id) order.
@@ -209,7 +209,7 @@ func ownerKey(o Owner) string { return "o" + o.String() }
 // claimKeys are the index keys of a claim: its id, its owner, and per
 // scope the kind and value of a non-path scope or the literal prefix of
 // a path scope.
-func claimKeys(f *Fact) []string {
+func ClaimKeys(f *Fact) []string {
 	ks := []string{"i" + f.ID, ownerKey(f.Owner())}
 	for _, raw := range f.Scopes {
 		s := ParseCanonical(raw)

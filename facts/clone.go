@@ -2,7 +2,7 @@ package facts
 
 // clone copies the state deeply enough that Apply on the copy leaves the
 // original untouched (facts themselves are immutable and shared).
-func (s *State) clone() *State {
+func (s *State) Clone() *State {
 	cp := *s
 	cp.ByKind = cloneMap(s.ByKind)
 	cp.Peers = make(map[string]*Peer, len(s.Peers))

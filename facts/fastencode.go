@@ -12,7 +12,7 @@ import (
 // encoding/json's first use of a type (0.05-0.1 ms of reflection per
 // process) is most of it; this walks the wire fields fastFields found.
 // TestFastEncodeAgreesWithEncodingJSON holds it to encoding/json's bytes.
-func appendFact(b []byte, f *Fact, tab *fastTable) []byte {
+func AppendFact(b []byte, f *Fact, tab *fastTable) []byte {
 	v := reflect.ValueOf(f).Elem()
 	b = append(b, '{')
 	first := true
