@@ -5,7 +5,7 @@ import (
 	"time"
 )
 
-// forget drops such peers and artifacts. It depends on the facts
+// Forget drops such peers and artifacts. It depends on the facts
 // alone, so a projection built at once and one built in steps forget the
 // same things.
 func (s *State) Forget() {
@@ -238,7 +238,7 @@ func (s *State) answer(f *Fact) {
 	}
 }
 
-// build applies one fact of a projection built at once, in (clock, id)
+// ApplyBuilt applies one fact of a projection built at once, in (clock, id)
 // order, with the retractions already known (BuildAt).
 func (s *State) ApplyBuilt(f *Fact) {
 	if s.held(f) {

@@ -110,7 +110,7 @@ func (c *ClaimSet) clone() ClaimSet {
 	return ClaimSet{Base: c.Base, Gone: cloneMap(c.Gone), Added: cloneMap(c.Added)}
 }
 
-// delta is how many changes the set holds on top of its base.
+// Delta is how many changes the set holds on top of its base.
 func (c *ClaimSet) Delta() int { return len(c.Gone) + len(c.Added) }
 
 // open returns the claims at base positions is that are still open, and
@@ -206,7 +206,7 @@ func parentPrefix(a string) string {
 
 func ownerKey(o Owner) string { return "o" + o.String() }
 
-// claimKeys are the index keys of a claim: its id, its owner, and per
+// ClaimKeys are the index keys of a claim: its id, its owner, and per
 // scope the kind and value of a non-path scope or the literal prefix of
 // a path scope.
 func ClaimKeys(f *Fact) []string {

@@ -1,6 +1,6 @@
 package facts
 
-// clone copies the state deeply enough that Apply on the copy leaves the
+// Clone copies the state deeply enough that Apply on the copy leaves the
 // original untouched (facts themselves are immutable and shared).
 func (s *State) Clone() *State {
 	cp := *s

@@ -77,11 +77,11 @@ var FastFields = sync.OnceValue(func() *fastTable {
 	return tab
 })
 
-// fastMembers are where each field's member ("key":value) is in a line:
+// FastMembers are where each field's member ("key":value) is in a line:
 // [start, end), end 0 when absent.
 type FastMembers [maxFastFields][2]int32
 
-// fastDecode decodes a canonical line (without its newline). ok is false
+// FastDecode decodes a canonical line (without its newline). ok is false
 // when the line is not canonical; nothing is known about it then.
 func FastDecode(b []byte) (f *Fact, ms FastMembers, ok bool) {
 	if !FastFields().ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
@@ -96,7 +96,7 @@ func FastDecode(b []byte) (f *Fact, ms FastMembers, ok bool) {
 	return f, ms, true
 }
 
-// fastDecodeInto is fastDecode into f, which the caller zeroed, with str
+// FastDecodeInto is fastDecode into f, which the caller zeroed, with str
 // holding b's bytes: the strings of f are slices of str, so with str
 // aliasing b (unsafe.String), f holds no copy of the line.
 func FastDecodeInto(f *Fact, b []byte, str string, ms *FastMembers) bool {
@@ -287,7 +287,7 @@ func unescapeFast(s []byte) string {
 	return string(out)
 }
 
-// fastID is the id of a canonical line: the hash of its members but the
+// FastID is the id of a canonical line: the hash of its members but the
 // id in key order, as ComputeID re-encodes them.
 func FastID(b []byte, ms *FastMembers) string {
 	var id [18]byte
@@ -295,7 +295,7 @@ func FastID(b []byte, ms *FastMembers) string {
 	return string(id[:])
 }
 
-// fastIDInto writes fastID's id into id, hashing in buf (grown as needed
+// FastIDInto writes fastID's id into id, hashing in buf (grown as needed
 // and returned, for the next call).
 func FastIDInto(id *[18]byte, buf, b []byte, ms *FastMembers) []byte {
 	tab := FastFields()

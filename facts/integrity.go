@@ -29,7 +29,7 @@ type Corrupt struct {
 	Code, Message string
 }
 
-// checkStored validates a fact read from the ledger (from a remote or a
+// CheckStored validates a fact read from the ledger (from a remote or a
 // hand edit): its id is the hash of its content, its blob name is its id,
 // its clock is in range, and the fields that identify things carry no
 // control or invisible characters. name is the blob's file name ("" when
@@ -39,7 +39,7 @@ func CheckStored(f *Fact, line []byte, name string) *Corrupt {
 	return CheckStoredID(f, id, err, name)
 }
 
-// checkStoredID is checkStored once the line's id is computed.
+// CheckStoredID is checkStored once the line's id is computed.
 func CheckStoredID(f *Fact, id string, err error, name string) *Corrupt {
 	if err != nil || id != f.ID {
 		return &Corrupt{"bad-id", fmt.Sprintf("fact %s: its content hashes to %s", Sanitize(f.ID, 40), id)}
@@ -204,7 +204,7 @@ func canonical(f *Fact) any {
 	return dst.Addr().Interface()
 }
 
-// baseName is the last element of a slash path.
+// BaseName is the last element of a slash path.
 func BaseName(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[i+1:]

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// errRebuild asks for a projection from scratch: an incremental step met a
+// ErrRebuild asks for a projection from scratch: an incremental step met a
 // fact whose effect it cannot undo in place (the retraction of a release).
 var ErrRebuild = errors.New("projection needs a rebuild")
 
