@@ -2,8 +2,6 @@ package facts
 
 import (
 	"errors"
-	"fmt"
-	"math/rand"
 	"testing"
 	"time"
 )
@@ -186,52 +184,6 @@ func TestAnswerRules(t *testing.T) {
 	if _, err := Retract(Owner{Tool: "b"}, n, "no")(st, at(1)); !errors.As(err, &re) {
 		t.Errorf("retract by a non-author: %v, want refused", err)
 	}
-}
-
-func pick(rng *rand.Rand, all []*Fact, kind string) string {
-	var ids []string
-	for _, f := range all {
-		if kind == "" || f.Kind == kind {
-			ids = append(ids, f.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[rng.Intn(len(ids))]
-}
-
-func authorOf(all []*Fact, id string) string {
-	for _, f := range all {
-		if f.ID == id {
-			return f.Tool
-		}
-	}
-	return "x"
-}
-
-func roomKey(r *Room) string {
-	s := fmt.Sprintf("facts=%d retracted=%d lead=%s peers=", r.Facts, r.Retracted, r.Lead)
-	for _, p := range r.Peers {
-		s += p.Tool + ":" + p.State + ","
-	}
-	s += " claims="
-	for _, c := range r.Claims {
-		s += fmt.Sprintf("%s:%v,", c.Fact.ID, c.Contested)
-	}
-	s += " handoffs="
-	for _, h := range r.Handoffs {
-		s += h.Fact.ID + ":" + h.State + ":" + h.Reason + ","
-	}
-	s += " blockers="
-	for _, b := range r.Blockers {
-		s += b.ID + ","
-	}
-	s += " risks="
-	for _, b := range r.Risks {
-		s += b.ID + ","
-	}
-	return s
 }
 
 func TestFactCodec(t *testing.T) {
