@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -126,7 +127,7 @@ func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
 	if cp.Apply(append([]*facts.Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.checkpointBefore(st, cp)
-		l.cache.save(cp, fs, false)
+		l.cache.saveFrom(st, cp, fs, false)
 		l.last = cp
 	}
 	if l.AutoPack {
@@ -246,11 +247,16 @@ func segmentNumber(name string) (int, bool) {
 	return n, err == nil
 }
 
+// writeTree writes a tree of es and remembers its entries. The tree cache
+// keeps a sorted copy of its own: es may share its array with entries
+// remembered for another tree (a segment's entries plus one), and sorting
+// es in place would rewrite that tree's entries.
 func (l *Ledger) writeTree(es []refs.Entry) (refs.Hash, error) {
 	h, err := l.Store.WriteTree(es)
 	if err == nil {
-		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-		l.cache.remember(h, es)
+		own := slices.Clone(es)
+		sort.Slice(own, func(i, j int) bool { return own[i].Name < own[j].Name })
+		l.cache.remember(h, own)
 	}
 	return h, err
 }

@@ -179,7 +179,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*facts.State, error) {
 			if err := cp.Apply(append([]*facts.Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
 				l.cache.checkpointBefore(st, cp)
-				l.cache.save(cp, fs, false)
+				l.cache.saveFrom(st, cp, fs, false)
 				return cp, nil
 			}
 			// Out of order (a merge) or an undo: from the checkpoint

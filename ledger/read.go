@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
@@ -105,7 +106,7 @@ func (l *Ledger) readTree(h refs.Hash) ([]refs.Entry, error) {
 	if err == nil {
 		l.cache.remember(h, es)
 	}
-	return es, err
+	return slices.Clip(es), err
 }
 
 // readAll returns every fact under a tree.
