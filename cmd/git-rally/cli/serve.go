@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -226,10 +225,6 @@ func (s *serveSource) Diff(branch string) ([]byte, error) {
 	}
 	owner, stopped := facts.BranchOwners(st)
 	d, err := s.repo.Diff(branch, "", func(b string) bool { return !stopped[b] })
-	var ue *facts.UsageError
-	if errors.As(err, &ue) {
-		return nil, &webapi.UsageError{Msg: ue.Msg}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +314,7 @@ func (s *serveSource) Capture(session string, lines int) ([]string, error) {
 // the top of the repository, not serve's directory.
 func (s *serveSource) Handoff(h webapi.HandoffRequest) ([]byte, error) {
 	if s.tool == "" {
-		return nil, &webapi.UsageError{Msg: "serve has no identity to send a review as"}
+		return nil, &usageError{Msg: "serve has no identity to send a review as"}
 	}
 	args := []string{"handoff", "--json", "--tool=" + s.tool, "--target=" + h.Target, "--subject=" + h.Subject}
 	if h.Body != "" {
