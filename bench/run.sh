@@ -21,6 +21,14 @@
 #   writers   8 git-rally processes x 200 appends each (claim, note, release,
 #             note), background pack on; appends/s, p50/p99 latency; then
 #             every acknowledged fact is in the ledger and git fsck passes
+#   HOUSE=1   then issue 27's table: every hot command (claim, check,
+#             room --json, the Claude and Codex pre-tool-use hooks, version)
+#             built at BASE (default 9670970, main before the house issue)
+#             against this tree, interleaved per round on copies of the
+#             plain ledgers (ratio ≤ 1.03); git rally claim against git hello
+#             (a static hello world as git-hello: git's wrapper included) plus
+#             the in-process append (≤ 1.2); the hot binary's size (≤ 16 MB).
+#             HOUSE=only skips everything else (only the plain ledgers are built)
 #   ISSUE2=1  also issue 2's scenarios: tidy (a projection that does not
 #             grow), bighist (the ledger beside a 140 MB packed history),
 #             gc (bighist after git gc, every append from the packed head)
@@ -38,6 +46,11 @@
 set -euo pipefail
 
 RUNS=${RUNS:-41}
+HOUSE=${HOUSE:-0}
+BASE=${BASE:-9670970}
+HOUSE_RUNS=${HOUSE_RUNS:-$RUNS}
+# copies of each ledger per binary in the house table, used in turn
+HOUSE_COPIES=${HOUSE_COPIES:-2}
 ISSUE2=${ISSUE2:-0}
 # The writers (8 x 200 appends, many seconds) run in rounds 0, RUNS/2, ...
 WRITERS_EVERY=${WRITERS_EVERY:-$(((RUNS + 1) / 2))}
@@ -53,6 +66,8 @@ HEAD_FILL=${HEAD_FILL:-128}
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-bench.XXXXXX")
 cleanup() {
+	[ -d "$work/base-src" ] && git -C "$root" worktree remove --force "$work/base-src" 2>/dev/null
+	git -C "$root" worktree prune 2>/dev/null || true
 	if [ "${KEEP:-}" = 1 ]; then echo "kept $work"; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
@@ -84,6 +99,16 @@ mkdir -p "$work/hello"
 printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$work/hello/main.go"
 printf 'module hello\n\ngo 1.21\n' >"$work/hello/go.mod"
 (cd "$work/hello" && CGO_ENABLED=0 GOFLAGS=-mod=mod go build -o "$bin/hello" .)
+if [ "$HOUSE" != 0 ]; then
+	# Issue 27: the base binary, built as this one is, from a throw-away
+	# worktree; git-hello, the hello world under git's wrapper; the server
+	# binary, for its size.
+	git -C "$root" worktree add -q --detach "$work/base-src" "$BASE"
+	mkdir -p "$work/base-bin" "$work/hello-bin"
+	(cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/base-bin/git-rally" ./cmd/git-rally)
+	(cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally-server" ./cmd/git-rally-server)
+	cp "$bin/hello" "$work/hello-bin/git-hello"
+fi
 export PATH=$bin:$PATH
 
 label() {
@@ -101,6 +126,7 @@ echo
 
 scenarios="plain open20 open1619 writers"
 [ "$ISSUE2" = 1 ] && scenarios="$scenarios tidy bighist gc"
+[ "$HOUSE" = only ] && scenarios=""
 build=$work/build
 mkdir -p "$build"
 
@@ -131,10 +157,10 @@ copy() {
 	(cd "$1/.git" && for e in *; do [ "$e" = objects ] || cp -a "$e" "$2/.git/"; done)
 	cp -al "$1/.git/objects" "$2/.git/objects"
 }
-echo "Open claims (scenarios \"open20\", \"open1619\"): copies of the plain ledgers, then claims"
-echo "released or added (distinct files, the room's tools) until 20, or 1,619, are open, in commits of"
-echo "up to 100 facts, and the head segment filled again."
-for n in $SIZES; do
+[ "$HOUSE" = only ] || echo "Open claims (scenarios \"open20\", \"open1619\"): copies of the plain ledgers, then claims"
+[ "$HOUSE" = only ] || echo "released or added (distinct files, the room's tools) until 20, or 1,619, are open, in commits of"
+[ "$HOUSE" = only ] || echo "up to 100 facts, and the head segment filled again."
+[ "$HOUSE" = only ] || for n in $SIZES; do
 	l=$(label "$n")
 	for oc in 20 1619; do
 		copy "$build/plain-$l" "$build/open$oc-$l"
@@ -144,7 +170,7 @@ for n in $SIZES; do
 	done
 	copy "$build/plain-$l" "$build/writers-$l"
 done
-echo "Writers (scenario \"writers\"): copies of the plain ledgers."
+[ "$HOUSE" = only ] || echo "Writers (scenario \"writers\"): copies of the plain ledgers."
 
 if [ "$ISSUE2" = 1 ]; then
 echo "Tidy variants (scenario \"tidy\", plain repositories): the same room, but every handoff is"
@@ -206,16 +232,30 @@ for sc in $scenarios; do
 		copy "$build/$sc-$l" "$work/$sc-$l"
 	done
 done
+house_targets=()
+if [ "$HOUSE" != 0 ]; then
+	for n in $SIZES; do
+		l=$(label "$n")
+		for side in base new; do
+			for c in $(seq "$HOUSE_COPIES"); do
+				copy "$build/plain-$l" "$work/house-$side$c-$l"
+				house_targets+=(-target "$l:$side:$work/house-$side$c-$l")
+			done
+		done
+	done
+fi
 echo
 
 # The integrity checks are on in every measurement: a fetched ledger
 # (an older head of the same ledger, as a teammate's clone would have it)
 # sits in every repository, so every read and append checks it against
 # rally/tracking first; the first read here merges it (nothing new).
-for d in "$work"/{plain,open20,open1619,writers,tidy,bighist,gc}-*; do
+for d in "$work"/{plain,open20,open1619,writers,tidy,bighist,gc,house-base?,house-new?}-*; do
 	[ -d "$d/.git" ] || continue
 	git -C "$d" update-ref refs/rally-remotes/bench/ledger "$(git -C "$d" rev-parse refs/rally/ledger~1)"
-	(cd "$d" && git rally room --json >/dev/null)
+	r=git-rally
+	case $d in */house-base*) r=$work/base-bin/git-rally ;; esac
+	(cd "$d" && "$r" room --json >/dev/null)
 	grep -q '^refs/rally-remotes/bench/ledger ' "$d/.git/rally/tracking"
 done
 echo "Integrity checks on: Store.Ensure after every append; a fetched ledger refs/rally-remotes/bench/ledger"
@@ -240,6 +280,7 @@ for sc in $scenarios; do
 		targets+=(-target "$t")
 	done
 done
+if [ -n "$scenarios" ]; then
 rallybench measure -bin "$bin/git-rally" -hello "$bin/hello" -probe "$bin/git-rally-probe" -runs "$RUNS" -cold-every "$COLD_EVERY" \
 	-writers-every "$WRITERS_EVERY" -out "$results" "${targets[@]}"
 echo
@@ -247,4 +288,11 @@ echo
 echo "## Summary (medians, ms)"
 rallybench report -in "$results"
 echo
+fi
+if [ "$HOUSE" != 0 ]; then
+	echo "## Issue 27 (BASE=$BASE, $(git -C "$root" rev-parse --short "$BASE"); load average before: $(cut -d' ' -f1-3 /proc/loadavg))"
+	rallybench house -base "$work/base-bin" -new "$bin" -hello "$work/hello-bin" -server "$bin/git-rally-server" \
+		-base-rev "$BASE" -runs "$HOUSE_RUNS" "${house_targets[@]}"
+	echo
+fi
 echo "total $(secs_since "$start"); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

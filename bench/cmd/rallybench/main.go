@@ -7,6 +7,7 @@
 //	rallybench history -commits C -files F -blob-size B > stream
 //	rallybench measure -dir REPO -scenario NAME -size LABEL -runs N -out FILE [-reset-packed]
 //	rallybench report  -in FILE
+//	rallybench house   -base DIR -new DIR -hello DIR -target SIZE:base|new:REPO ... [-runs N]   (issue 27: hot commands against a base binary)
 //	rallybench writers -dir REPO [-bin git-rally] [-writers 8] [-each 200]   (concurrent appends, then checks)
 //	rallybench signab  -dir REPO [-bin git-rally] [-runs N]   (signed against unsigned claims)
 package main
@@ -28,6 +29,8 @@ func main() {
 		err = runBulk(os.Args[2:])
 	case "history":
 		err = runHistory(os.Args[2:])
+	case "house":
+		err = runHouse(os.Args[2:])
 	case "measure":
 		err = runMeasure(os.Args[2:])
 	case "profile":

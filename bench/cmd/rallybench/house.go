@@ -1,0 +1,381 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
+)
+
+// The bars of issue 27, "Speed".
+const (
+	barHouseBase  = 1.03       // every hot command ≤ 1.03x today's binary
+	barHouseLimit = 1.2        // git rally claim ≤ 1.2x (git hello + in-process append)
+	barHouseSize  = 16_000_000 // the hot binary ≤ 16 MB (decimal; 16 MiB is 16,777,216)
+)
+
+// houseCases are the hot commands, each run with the base binary and the
+// new one in turn (the order alternating by round) on their own copies of
+// the same repository. Every one but gclaim runs git-rally directly (no
+// git wrapper, whose fixed cost would only pull the ratio towards 1);
+// gclaim is `git rally claim` as an agent types it, the figure the
+// physical limit is measured against.
+var houseCases = []string{"claim", "check", "room", "hook-claude", "hook-codex", "version", "gclaim"}
+
+var houseNames = map[string]string{
+	"claim":       "git-rally claim <file>",
+	"check":       "git-rally check before-write <file>",
+	"room":        "git-rally room --json",
+	"hook-claude": "git-rally hook claude pre-tool-use (Edit)",
+	"hook-codex":  "git-rally hook codex pre-tool-use (apply_patch)",
+	"version":     "git-rally version",
+	"gclaim":      "git rally claim <file> (git's wrapper)",
+}
+
+// houseSide is one binary's copies of one ledger.
+type houseSide struct {
+	bin   string   // directory holding git-rally, first on PATH
+	dirs  []string // copies of the repository, used in turn
+	env   []string // PATH with bin first
+	times map[string][]houseSample
+}
+
+type houseSample struct{ wall, cpu float64 } // ms
+
+type houseSize struct {
+	label      string
+	base, new  *houseSide
+	hello      []houseSample // git hello (git's wrapper + a static hello world)
+	inproc     []houseSample // ledger.Open + Append(claim) + Close in this process
+	newGclaim  []houseSample // the new binary's git rally claim, same index as hello and inproc
+	rounds     int
+	payloadDir string
+}
+
+// runHouse is "rallybench house": issue 27's speed table. Every round
+// runs, for every ledger size, every hot command with the base binary and
+// the new one (alternating which goes first), then git hello and the
+// in-process append, so the machine's drift falls on all of them alike;
+// ratios are medians of the per-round ratios.
+func runHouse(args []string) error {
+	fl := flag.NewFlagSet("house", flag.ExitOnError)
+	baseBin := fl.String("base", "", "directory holding the base git-rally")
+	newBin := fl.String("new", "", "directory holding the new git-rally")
+	helloBin := fl.String("hello", "", "directory holding git-hello (a static hello world)")
+	server := fl.String("server", "", "the new git-rally-server binary (its size is printed)")
+	baseRev := fl.String("base-rev", "", "the base revision (printed)")
+	runs := fl.Int("runs", 61, "rounds")
+	var sizes []*houseSize
+	fl.Func("target", "size:base|new:repository, repeated (several copies per side are used in turn)", func(v string) error {
+		p := strings.SplitN(v, ":", 3)
+		if len(p) != 3 || (p[1] != "base" && p[1] != "new") {
+			return fmt.Errorf("want size:base|new:dir, got %q", v)
+		}
+		var z *houseSize
+		for _, s := range sizes {
+			if s.label == p[0] {
+				z = s
+			}
+		}
+		if z == nil {
+			z = &houseSize{label: p[0], base: &houseSide{}, new: &houseSide{}}
+			sizes = append(sizes, z)
+		}
+		side := z.base
+		if p[1] == "new" {
+			side = z.new
+		}
+		side.dirs = append(side.dirs, p[2])
+		return nil
+	})
+	fl.Parse(args)
+	if *baseBin == "" || *newBin == "" || *helloBin == "" || len(sizes) == 0 {
+		return fmt.Errorf("house needs -base, -new, -hello and -target")
+	}
+	path := os.Getenv("PATH")
+	payloads, err := os.MkdirTemp("", "rallybench-house")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(payloads)
+	for _, z := range sizes {
+		if len(z.base.dirs) == 0 || len(z.new.dirs) == 0 {
+			return fmt.Errorf("size %s needs a base and a new repository", z.label)
+		}
+		z.payloadDir = payloads
+		for _, s := range []struct {
+			side *houseSide
+			bin  string
+		}{{z.base, *baseBin}, {z.new, *newBin}} {
+			s.side.bin = s.bin
+			s.side.env = append(os.Environ(), "PATH="+s.bin+":"+*helloBin+":"+path)
+			s.side.times = map[string][]houseSample{}
+			for _, d := range s.side.dirs {
+				for i := 0; i < 3; i++ { // warm: the cache at the head in the side's own format, the binary paged in
+					if _, err := houseRun(s.side.env, d, "", filepath.Join(s.bin, "git-rally"), "room", "--json"); err != nil {
+						return fmt.Errorf("%s warm-up: %w", d, err)
+					}
+				}
+			}
+		}
+	}
+	helloEnv := append(os.Environ(), "PATH="+*helloBin+":"+path)
+	started := time.Now()
+	for round := 0; round < *runs; round++ {
+		for _, z := range sizes {
+			for _, c := range houseCases {
+				sides := []*houseSide{z.base, z.new}
+				if round%2 == 1 {
+					sides[0], sides[1] = sides[1], sides[0]
+				}
+				for _, s := range sides {
+					t, err := z.run(s, c, round)
+					if err != nil {
+						return fmt.Errorf("%s %s round %d (%s): %w", z.label, c, round, s.bin, err)
+					}
+					s.times[c] = append(s.times[c], t)
+					if c == "gclaim" && s == z.new {
+						z.newGclaim = append(z.newGclaim, t)
+					}
+					if round == 0 {
+						fmt.Fprintf(os.Stderr, "rallybench house: round 1/%d %s %s %s: %.2f ms wall, %.2f ms CPU (%s elapsed)\n",
+							*runs, z.label, c, filepath.Base(s.bin), t.wall, t.cpu, time.Since(started).Round(time.Second))
+					}
+				}
+			}
+			t, err := houseRun(helloEnv, z.new.dirs[0], "", "git", "hello")
+			if err != nil {
+				return fmt.Errorf("git hello: %w", err)
+			}
+			z.hello = append(z.hello, t)
+			if t, err = z.inprocAppend(round); err != nil {
+				return fmt.Errorf("%s in-process append: %w", z.label, err)
+			}
+			z.inproc = append(z.inproc, t)
+			z.rounds++
+		}
+		fmt.Fprintf(os.Stderr, "rallybench house: round %d/%d done (%s elapsed)\n", round+1, *runs, time.Since(started).Round(time.Second))
+	}
+	houseTable(sizes, *baseBin, *newBin, *server, *baseRev, *runs)
+	return nil
+}
+
+// run times one case with one side's binary on its copy for this round,
+// and undoes (untimed) what it appended.
+func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) {
+	dir := s.dirs[round%len(s.dirs)]
+	bin := filepath.Join(s.bin, "git-rally")
+	file := fmt.Sprintf("src/house/%s-%d.go", c, round)
+	switch c {
+	case "claim", "gclaim":
+		var t houseSample
+		var err error
+		if c == "claim" {
+			t, err = houseRun(s.env, dir, "", bin, "claim", file, "--tool", "bench:house")
+		} else {
+			t, err = houseRun(s.env, dir, "", "git", "rally", "claim", file, "--tool", "bench:house")
+		}
+		if err != nil {
+			return t, err
+		}
+		_, err = houseRun(s.env, dir, "", bin, "release", file, "--tool", "bench:house")
+		return t, err
+	case "check":
+		return houseRun(s.env, dir, "", bin, "check", "before-write", file, "--tool", "bench:house")
+	case "room":
+		return houseRun(s.env, dir, "", bin, "room", "--json")
+	case "version":
+		return houseRun(s.env, dir, "", bin, "version")
+	case "hook-claude", "hook-codex":
+		// The hook claims the file it is about to let the host write; the
+		// claim is released afterwards, untimed.
+		var payload, host, tool string
+		if c == "hook-claude" {
+			host, tool = "claude", "bench:hookclaude"
+			payload = fmt.Sprintf(`{"session_id":"house","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":%q,"old_string":"a","new_string":"b"}}`, file)
+		} else {
+			host, tool = "codex", "bench:hookcodex"
+			payload = fmt.Sprintf(`{"session_id":"019a2b3c-0000-7000-8000-00000000beef","turn_id":"3","hook_event_name":"PreToolUse","model":"gpt-5-codex","permission_mode":"default","tool_name":"apply_patch","tool_input":{"command":"*** Begin Patch\n*** Update File: %s\n@@\n-a\n+b\n*** End Patch\n"},"tool_use_id":"call_house"}`, file)
+		}
+		in := filepath.Join(z.payloadDir, c+".json")
+		if err := os.WriteFile(in, []byte(payload), 0o666); err != nil {
+			return houseSample{}, err
+		}
+		env := append(append([]string{}, s.env...), "RALLY_TOOL="+tool)
+		t, err := houseRun(env, dir, in, bin, "hook", host, "pre-tool-use")
+		if err != nil {
+			return t, err
+		}
+		_, err = houseRun(s.env, dir, "", bin, "release", file, "--tool", tool)
+		return t, err
+	}
+	return houseSample{}, fmt.Errorf("unknown case %q", c)
+}
+
+// inprocAppend is the append without a process: ledger.Open + Append of
+// one claim + Close in this (running) process, on the new side's copy;
+// wall time and this process's CPU time (getrusage) around it. The claim
+// is released afterwards, untimed.
+func (z *houseSize) inprocAppend(round int) (houseSample, error) {
+	common := filepath.Join(z.new.dirs[round%len(z.new.dirs)], ".git")
+	scope := fmt.Sprintf("file:src/house/inproc-%d.go", round)
+	owner := facts.Owner{Tool: "bench:inproc"}
+	var r0, r1 syscall.Rusage
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r0)
+	t0 := time.Now()
+	l, err := ledger.Open(common, nil)
+	if err != nil {
+		return houseSample{}, err
+	}
+	_, err = l.Append(facts.Claim(facts.ClaimRequest{Owner: owner, Scopes: []string{scope}}))
+	l.Close()
+	wall := time.Since(t0)
+	syscall.Getrusage(syscall.RUSAGE_SELF, &r1)
+	if err != nil {
+		return houseSample{}, err
+	}
+	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
+	return houseSample{msf(wall), msf(cpu)}, releaseInProc(common, owner, scope)
+}
+
+// houseRun runs one process in dir (stdin from the file in, or none;
+// stdout discarded; stderr kept for the error) and returns its wall time
+// and its CPU time (user + system, wait4's rusage, which counts the
+// children it waited for: git's wrapper and git-rally both).
+func houseRun(env []string, dir, in, name string, args ...string) (houseSample, error) {
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, env
+	errf, err := os.CreateTemp("", "rallybench-stderr")
+	if err != nil {
+		return houseSample{}, err
+	}
+	defer os.Remove(errf.Name())
+	defer errf.Close()
+	cmd.Stderr = errf // a file, not a buffer: no copying goroutine beside the timed process
+	if in != "" {
+		f, err := os.Open(in)
+		if err != nil {
+			return houseSample{}, err
+		}
+		defer f.Close()
+		cmd.Stdin = f
+	}
+	t0 := time.Now()
+	err = cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		b, _ := os.ReadFile(errf.Name())
+		return houseSample{}, fmt.Errorf("%s %s: %v: %s", name, strings.Join(args, " "), err, b)
+	}
+	ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		return houseSample{}, fmt.Errorf("no rusage")
+	}
+	return houseSample{msf(wall), msf(time.Duration(ru.Utime.Nano() + ru.Stime.Nano()))}, nil
+}
+
+func medianOf(v []float64) float64 { return median(append([]float64(nil), v...)) }
+
+// pairRatio is the median over rounds of f(a[i]) / f(b[i]).
+func pairRatio(a, b []houseSample, f func(houseSample) float64) float64 {
+	var v []float64
+	for i := range a {
+		if i < len(b) && f(b[i]) > 0 {
+			v = append(v, f(a[i])/f(b[i]))
+		}
+	}
+	return median(v)
+}
+
+func wallOf(s houseSample) float64 { return s.wall }
+func cpuOf(s houseSample) float64  { return s.cpu }
+
+func medOf(ss []houseSample, f func(houseSample) float64) float64 {
+	v := make([]float64, len(ss))
+	for i, s := range ss {
+		v[i] = f(s)
+	}
+	return medianOf(v)
+}
+
+func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, runs int) {
+	fmt.Printf("## Issue 27: speed (base %s against this tree; %d interleaved rounds; medians, ms; ratios are medians of per-round ratios)\n", baseRev, runs)
+	fmt.Println("CPU is user + system from wait4 (the primary figure on a shared machine: it ignores time spent waiting for a core);")
+	fmt.Println("wall is printed beside it. A verdict is given on each; the bar holds when the CPU verdict is ok.")
+	fmt.Println()
+	fmt.Printf("%-58s %-5s %8s %8s %7s %5s | %8s %8s %7s %5s\n", "hot command, new / base (bar ≤ 1.03)", "facts",
+		"base cpu", "new cpu", "ratio", "", "base wall", "new wall", "ratio", "")
+	fails := 0
+	verdict := func(ok bool) string {
+		if ok {
+			return "ok"
+		}
+		return "FAIL"
+	}
+	for _, c := range houseCases {
+		for _, z := range sizes {
+			b, n := z.base.times[c], z.new.times[c]
+			rc, rw := pairRatio(n, b, cpuOf), pairRatio(n, b, wallOf)
+			if rc > barHouseBase {
+				fails++
+			}
+			fmt.Printf("%-58s %-5s %8.2f %8.2f %6.3fx %5s | %8.2f %8.2f %6.3fx %5s\n", houseNames[c], z.label,
+				medOf(b, cpuOf), medOf(n, cpuOf), rc, verdict(rc <= barHouseBase),
+				medOf(b, wallOf), medOf(n, wallOf), rw, verdict(rw <= barHouseBase))
+		}
+	}
+	fmt.Println()
+	fmt.Printf("%-58s %-5s %8s %8s %8s %7s %5s\n", "physical limit (bar ≤ 1.2)", "facts", "claim", "git hello", "inproc", "ratio", "")
+	for _, z := range sizes {
+		for _, f := range []struct {
+			name string
+			f    func(houseSample) float64
+		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+			var v []float64
+			for i := range z.newGclaim {
+				if s := f.f(z.hello[i]) + f.f(z.inproc[i]); s > 0 {
+					v = append(v, f.f(z.newGclaim[i])/s)
+				}
+			}
+			r := median(v)
+			if f.name == "cpu" && r > barHouseLimit {
+				fails++
+			}
+			fmt.Printf("%-58s %-5s %8.2f %8.2f %8.2f %6.3fx %5s\n", "claim / (git hello + inproc append), "+f.name, z.label,
+				medOf(z.newGclaim, f.f), medOf(z.hello, f.f), medOf(z.inproc, f.f), r, verdict(r <= barHouseLimit))
+		}
+	}
+	fmt.Println()
+	size := func(p string) int64 {
+		st, err := os.Stat(p)
+		if err != nil {
+			return -1
+		}
+		return st.Size()
+	}
+	hot := size(filepath.Join(newBin, "git-rally"))
+	if hot > barHouseSize {
+		fails++
+	}
+	fmt.Printf("hot binary git-rally (static): %d bytes = %.2f MB = %.2f MiB; bar 16 MB = 16,000,000 bytes (16 MiB = 16,777,216): %s\n",
+		hot, float64(hot)/1e6, float64(hot)/(1<<20), verdict(hot > 0 && hot <= barHouseSize))
+	if server != "" {
+		s := size(server)
+		fmt.Printf("server binary git-rally-server (static, for information): %d bytes = %.2f MB\n", s, float64(s)/1e6)
+	}
+	b := size(filepath.Join(baseBin, "git-rally"))
+	fmt.Printf("base git-rally (static, one binary with the servers linked in, for information): %d bytes = %.2f MB\n", b, float64(b)/1e6)
+	fmt.Println()
+	if fails == 0 {
+		fmt.Println("issue 27's speed bars: all met (CPU verdicts)")
+	} else {
+		fmt.Printf("issue 27's speed bars: %d not met (CPU verdicts)\n", fails)
+	}
+}
