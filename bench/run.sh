@@ -49,8 +49,10 @@ RUNS=${RUNS:-41}
 HOUSE=${HOUSE:-0}
 BASE=${BASE:-9670970}
 HOUSE_RUNS=${HOUSE_RUNS:-$RUNS}
-# copies of each ledger per binary in the house table, used in turn
-HOUSE_COPIES=${HOUSE_COPIES:-2}
+# copies of each ledger per binary in the house table, used in turn: with 2,
+# one run measured claims and hooks at 1k 1.06-1.15x slower with the new binary,
+# and 0.93-0.98x with 4 (copies made seconds apart differ, see bench/ab.sh)
+HOUSE_COPIES=${HOUSE_COPIES:-4}
 ISSUE2=${ISSUE2:-0}
 # The writers (8 x 200 appends, many seconds) run in rounds 0, RUNS/2, ...
 WRITERS_EVERY=${WRITERS_EVERY:-$(((RUNS + 1) / 2))}
