@@ -326,7 +326,7 @@ func TestDemoServeInBrowser(t *testing.T) {
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
 		f.server = testServer
-		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ WebServer) { urls <- u })
+		done <- serveDemo(ctx, f, "127.0.0.1:0", &jsonFlags{}, func(u string, _ WebServer) { urls <- u })
 	}()
 	var url string
 	select {
