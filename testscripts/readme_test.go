@@ -21,9 +21,10 @@ import (
 
 // readmeSection is how one section's block runs.
 type readmeSection struct {
-	setup string            // bash run first, in the work directory
-	skip  map[string]string // a line that does not run (matched by prefix) and why
-	why   string            // the whole section does not run, and why
+	setup    string            // bash run first, in the work directory
+	teardown string            // bash run last
+	skip     map[string]string // a line that does not run (matched by prefix) and why
+	why      string            // the whole section does not run, and why
 	// serve: a line starting with one of these serves until Ctrl-C: it runs
 	// in the background until it prints its URL, then gets SIGINT.
 	serve []string
@@ -44,7 +45,18 @@ var readmeSections = map[string]readmeSection{
 	"## A five-minute tour": {setup: `git init -q your-repo && git -C your-repo commit -q --allow-empty -m first
 `},
 	"## Agent worktrees and the merge plan": {setup: readmeRepo},
-	"## Managed sessions":                   {why: "needs the codex and claude CLIs in tmux: session_*.txtar run these commands with a fake agent, hosts/realhost with the real ones"},
+	"## Managed sessions": {
+		// codex and claude are stand-ins that wait at a prompt (the real
+		// ones: hosts/realhost); tmux runs on the test's own socket
+		// directory and is killed at the end.
+		// RALLY_TOOL as the tour exported it.
+		setup: readmeRepo + readmeFakeAgents + "export RALLY_TOOL=claude_code:impl-1\n" + `tmux new-session -d -s work -x 80 -y 24 && tmux new-window -t work:1
+`,
+		teardown: "tmux kill-server\n",
+		skip: map[string]string{
+			"git rally attach codex-01":                    "takes the terminal: needs one",
+			"git rally inject codex-01 --handoff f_1a2b3c": "f_1a2b3c stands for a handoff's id; the line above delivers one",
+		}},
 	"## Workstreams: one job, owned tasks, closed on evidence": {
 		setup: readmeRepo + readmePlan,
 		skip: map[string]string{
@@ -62,6 +74,19 @@ var readmeSections = map[string]readmeSection{
 	"## See the room":               {setup: readmeRepo + "git rally init\n", serve: []string{"git rally serve"}},
 	"## Speed":                      {why: "benchmarks of minutes; bench/run.sh and CI's bench job run them"},
 }
+
+// readmeFakeAgents puts codex and claude stand-ins first on PATH: each
+// says it is ready and waits, as an agent at its prompt.
+const readmeFakeAgents = `mkdir -p ~/bin && for a in codex claude; do
+cat > ~/bin/$a <<FAKE
+#!/bin/sh
+[ "\$1" = app-server ] && exit 1   # rally asks codex to approve its hooks: no such service here
+echo "fake $a ready"
+exec sleep 300
+FAKE
+chmod 755 ~/bin/$a; done
+export PATH="$HOME/bin:$PATH"
+`
 
 const readmePlan = `cat > plan.json <<'PLAN'
 {"id": "checkout-v2", "goal": "new checkout flow",
@@ -205,12 +230,19 @@ func runREADMESection(t *testing.T, heading string, sec readmeSection) {
 		}
 		fmt.Fprintf(&script, "%s\necho \"rc %d $?\" >&3\n", l, n)
 	}
+	script.WriteString(sec.teardown)
 	if len(want) == 0 {
 		t.Fatalf("%s: no command runs; did the README's block move?", heading)
 	}
 	c := exec.Command("bash", "-c", script.String())
 	c.Dir, c.Env = work, env
 	out, _ := c.CombinedOutput()
+	if strings.Contains(sec.setup, "tmux") {
+		// whatever the script left on its private socket directory
+		k := exec.Command("tmux", "kill-server")
+		k.Env = env
+		k.Run()
+	}
 	got := map[int]int{}
 	sc := bufio.NewScanner(strings.NewReader(string(out)))
 	for sc.Scan() {
