@@ -95,21 +95,3 @@ func TestManInstall(t *testing.T) {
 		t.Fatalf("man git-rally-claim: %v\n%s", err, out)
 	}
 }
-
-// readmeBlock returns the lines of the first ```sh block after heading.
-func readmeBlock(t *testing.T, heading string) []string {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
-	}
-	_, rest, ok = strings.Cut(rest, "```sh\n")
-	if !ok {
-		t.Fatalf("no sh block after %q", heading)
-	}
-	block, _, _ := strings.Cut(rest, "```")
-	return strings.Split(strings.TrimRight(block, "\n"), "\n")
-}
