@@ -58,12 +58,12 @@ var readmeSections = map[string]readmeSection{
 			"git rally inject codex-01 --handoff f_1a2b3c": "f_1a2b3c stands for a handoff's id; the line above delivers one",
 		}},
 	"## Workstreams: one job, owned tasks, closed on evidence": {
-		setup: readmeRepo + readmePlan,
-		skip: map[string]string{
-			"git rally plan run checkout-v2 --agent codex   #": "starts codex in tmux: plan_run.txtar runs it with a fake agent",
-			"git merge rally/codex-":                           "merges the branches the codex sessions made",
-			"git rally plan close":                             "closes only when every task is done, which needs the sessions (the line's exit 3 is plan_authority.txtar's)",
-		}},
+		// plan run starts the stand-in codex in tmux (it takes its task and
+		// waits: nothing is reported, so docs stays waiting and close is
+		// refused, as the line's comment says).
+		setup:    readmeRepo + readmeFakeAgents + readmePlan,
+		teardown: "tmux kill-server\n",
+	},
 	"## Sharing with teammates": {setup: readmeRepo + `git init -q --bare ../origin.git && git remote add origin ../origin.git && git push -q origin HEAD
 `},
 	"## Signed facts": {setup: readmeRepo + `mkdir -p ~/.ssh && ssh-keygen -q -t ed25519 -N '' -f ~/.ssh/id_ed25519 -C test
@@ -237,7 +237,7 @@ func runREADMESection(t *testing.T, heading string, sec readmeSection) {
 	c := exec.Command("bash", "-c", script.String())
 	c.Dir, c.Env = work, env
 	out, _ := c.CombinedOutput()
-	if strings.Contains(sec.setup, "tmux") {
+	if strings.Contains(sec.setup+sec.teardown, "tmux") {
 		// whatever the script left on its private socket directory
 		k := exec.Command("tmux", "kill-server")
 		k.Env = env
