@@ -41,10 +41,20 @@ var houseNames = map[string]string{
 
 // houseSide is one binary's copies of one ledger.
 type houseSide struct {
-	bin   string   // directory holding git-rally, first on PATH
-	dirs  []string // copies of the repository, used in turn
-	env   []string // PATH with bin first
+	bins  []string   // directories holding a copy of git-rally, used in turn
+	dirs  []string   // copies of the repository, used in turn
+	envs  [][]string // per bins[i]: PATH with it first
+	name  string     // base or new
 	times map[string][]houseSample
+}
+
+// pick is the copy of the repository and of the binary a round uses:
+// every repository copy meets every binary copy. Copies of the binary,
+// because its place in the page cache (the physical pages its text lands
+// in) made one binary 3-7% slower than an identical one for a whole run.
+func (s *houseSide) pick(round int) (dir, bin string, env []string) {
+	i := (round / len(s.dirs)) % len(s.bins)
+	return s.dirs[round%len(s.dirs)], s.bins[i], s.envs[i]
 }
 
 type houseSample struct{ wall, cpu float64 } // ms
@@ -66,8 +76,9 @@ type houseSize struct {
 // ratios are medians of the per-round ratios.
 func runHouse(args []string) error {
 	fl := flag.NewFlagSet("house", flag.ExitOnError)
-	baseBin := fl.String("base", "", "directory holding the base git-rally")
-	newBin := fl.String("new", "", "directory holding the new git-rally")
+	var baseBins, newBins []string
+	fl.Func("base", "a directory holding the base git-rally, repeated: copies of the binary used in turn", func(v string) error { baseBins = append(baseBins, v); return nil })
+	fl.Func("new", "a directory holding the new git-rally, repeated", func(v string) error { newBins = append(newBins, v); return nil })
 	helloBin := fl.String("hello", "", "directory holding git-hello (a static hello world)")
 	server := fl.String("server", "", "the new git-rally-server binary (its size is printed)")
 	baseRev := fl.String("base-rev", "", "the base revision (printed)")
@@ -96,7 +107,7 @@ func runHouse(args []string) error {
 		return nil
 	})
 	fl.Parse(args)
-	if *baseBin == "" || *newBin == "" || *helloBin == "" || len(sizes) == 0 {
+	if len(baseBins) == 0 || len(newBins) == 0 || *helloBin == "" || len(sizes) == 0 {
 		return fmt.Errorf("house needs -base, -new, -hello and -target")
 	}
 	path := os.Getenv("PATH")
@@ -112,14 +123,17 @@ func runHouse(args []string) error {
 		z.payloadDir = payloads
 		for _, s := range []struct {
 			side *houseSide
-			bin  string
-		}{{z.base, *baseBin}, {z.new, *newBin}} {
-			s.side.bin = s.bin
-			s.side.env = append(os.Environ(), "PATH="+s.bin+":"+*helloBin+":"+path)
+			bins []string
+			name string
+		}{{z.base, baseBins, "base"}, {z.new, newBins, "new"}} {
+			s.side.bins, s.side.name = s.bins, s.name
 			s.side.times = map[string][]houseSample{}
+			for _, b := range s.bins {
+				s.side.envs = append(s.side.envs, append(os.Environ(), "PATH="+b+":"+*helloBin+":"+path))
+			}
 			for _, d := range s.side.dirs {
-				for i := 0; i < 3; i++ { // warm: the cache at the head in the side's own format, the binary paged in
-					if _, err := houseRun(s.side.env, d, "", filepath.Join(s.bin, "git-rally"), "room", "--json"); err != nil {
+				for i := range s.bins { // warm: the cache at the head in the side's own format, every copy of the binary paged in
+					if _, err := houseRun(s.side.envs[i], d, "", filepath.Join(s.bins[i], "git-rally"), "room", "--json"); err != nil {
 						return fmt.Errorf("%s warm-up: %w", d, err)
 					}
 				}
@@ -138,7 +152,7 @@ func runHouse(args []string) error {
 				for _, s := range sides {
 					t, err := z.run(s, c, round)
 					if err != nil {
-						return fmt.Errorf("%s %s round %d (%s): %w", z.label, c, round, s.bin, err)
+						return fmt.Errorf("%s %s round %d (%s): %w", z.label, c, round, s.name, err)
 					}
 					s.times[c] = append(s.times[c], t)
 					if c == "gclaim" && s == z.new {
@@ -146,7 +160,7 @@ func runHouse(args []string) error {
 					}
 					if round == 0 {
 						fmt.Fprintf(os.Stderr, "rallybench house: round 1/%d %s %s %s: %.2f ms wall, %.2f ms CPU (%s elapsed)\n",
-							*runs, z.label, c, filepath.Base(s.bin), t.wall, t.cpu, time.Since(started).Round(time.Second))
+							*runs, z.label, c, s.name, t.wall, t.cpu, time.Since(started).Round(time.Second))
 					}
 				}
 			}
@@ -163,36 +177,36 @@ func runHouse(args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "rallybench house: round %d/%d done (%s elapsed)\n", round+1, *runs, time.Since(started).Round(time.Second))
 	}
-	houseTable(sizes, *baseBin, *newBin, *server, *baseRev, *runs)
+	houseTable(sizes, baseBins[0], newBins[0], *server, *baseRev, *runs)
 	return nil
 }
 
 // run times one case with one side's binary on its copy for this round,
 // and undoes (untimed) what it appended.
 func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) {
-	dir := s.dirs[round%len(s.dirs)]
-	bin := filepath.Join(s.bin, "git-rally")
+	dir, bindir, env := s.pick(round)
+	bin := filepath.Join(bindir, "git-rally")
 	file := fmt.Sprintf("src/house/%s-%d.go", c, round)
 	switch c {
 	case "claim", "gclaim":
 		var t houseSample
 		var err error
 		if c == "claim" {
-			t, err = houseRun(s.env, dir, "", bin, "claim", file, "--tool", "bench:house")
+			t, err = houseRun(env, dir, "", bin, "claim", file, "--tool", "bench:house")
 		} else {
-			t, err = houseRun(s.env, dir, "", "git", "rally", "claim", file, "--tool", "bench:house")
+			t, err = houseRun(env, dir, "", "git", "rally", "claim", file, "--tool", "bench:house")
 		}
 		if err != nil {
 			return t, err
 		}
-		_, err = houseRun(s.env, dir, "", bin, "release", file, "--tool", "bench:house")
+		_, err = houseRun(env, dir, "", bin, "release", file, "--tool", "bench:house")
 		return t, err
 	case "check":
-		return houseRun(s.env, dir, "", bin, "check", "before-write", file, "--tool", "bench:house")
+		return houseRun(env, dir, "", bin, "check", "before-write", file, "--tool", "bench:house")
 	case "room":
-		return houseRun(s.env, dir, "", bin, "room", "--json")
+		return houseRun(env, dir, "", bin, "room", "--json")
 	case "version":
-		return houseRun(s.env, dir, "", bin, "version")
+		return houseRun(env, dir, "", bin, "version")
 	case "hook-claude", "hook-codex":
 		// The hook claims the file it is about to let the host write; the
 		// claim is released afterwards, untimed.
@@ -208,12 +222,12 @@ func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) 
 		if err := os.WriteFile(in, []byte(payload), 0o666); err != nil {
 			return houseSample{}, err
 		}
-		env := append(append([]string{}, s.env...), "RALLY_TOOL="+tool)
+		env := append(append([]string{}, env...), "RALLY_TOOL="+tool)
 		t, err := houseRun(env, dir, in, bin, "hook", host, "pre-tool-use")
 		if err != nil {
 			return t, err
 		}
-		_, err = houseRun(s.env, dir, "", bin, "release", file, "--tool", tool)
+		_, err = houseRun(env, dir, "", bin, "release", file, "--tool", tool)
 		return t, err
 	}
 	return houseSample{}, fmt.Errorf("unknown case %q", c)
