@@ -244,6 +244,8 @@ if [ "$HOUSE" != 0 ]; then
 				house_targets+=(-target "$l:$side:$work/house-$side$c-$l")
 			done
 		done
+		copy "$build/plain-$l" "$work/house-new9-$l" # git hello and the in-process append
+		house_targets+=(-target "$l:limit:$work/house-new9-$l")
 	done
 fi
 echo

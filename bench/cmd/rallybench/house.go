@@ -67,6 +67,7 @@ type houseSize struct {
 	newGclaim  []houseSample // the new binary's git rally claim, same index as hello and inproc
 	rounds     int
 	payloadDir string
+	limitDir   string // git hello and the in-process append; none: the new side's first copy
 }
 
 // runHouse is "rallybench house": issue 27's speed table. Every round
@@ -84,10 +85,10 @@ func runHouse(args []string) error {
 	baseRev := fl.String("base-rev", "", "the base revision (printed)")
 	runs := fl.Int("runs", 61, "rounds")
 	var sizes []*houseSize
-	fl.Func("target", "size:base|new:repository, repeated (several copies per side are used in turn)", func(v string) error {
+	fl.Func("target", "size:base|new|limit:repository, repeated (several copies per side are used in turn; limit: the one\nwhere git hello and the in-process append run, apart, so that neither side's copies get appends the other's do not)", func(v string) error {
 		p := strings.SplitN(v, ":", 3)
-		if len(p) != 3 || (p[1] != "base" && p[1] != "new") {
-			return fmt.Errorf("want size:base|new:dir, got %q", v)
+		if len(p) != 3 || (p[1] != "base" && p[1] != "new" && p[1] != "limit") {
+			return fmt.Errorf("want size:base|new|limit:dir, got %q", v)
 		}
 		var z *houseSize
 		for _, s := range sizes {
@@ -98,6 +99,10 @@ func runHouse(args []string) error {
 		if z == nil {
 			z = &houseSize{label: p[0], base: &houseSide{}, new: &houseSide{}}
 			sizes = append(sizes, z)
+		}
+		if p[1] == "limit" {
+			z.limitDir = p[2]
+			return nil
 		}
 		side := z.base
 		if p[1] == "new" {
@@ -119,6 +124,9 @@ func runHouse(args []string) error {
 	for _, z := range sizes {
 		if len(z.base.dirs) == 0 || len(z.new.dirs) == 0 {
 			return fmt.Errorf("size %s needs a base and a new repository", z.label)
+		}
+		if z.limitDir == "" {
+			z.limitDir = z.new.dirs[0]
 		}
 		z.payloadDir = payloads
 		for _, s := range []struct {
@@ -164,7 +172,7 @@ func runHouse(args []string) error {
 					}
 				}
 			}
-			t, err := houseRun(helloEnv, z.new.dirs[0], "", "git", "hello")
+			t, err := houseRun(helloEnv, z.limitDir, "", "git", "hello")
 			if err != nil {
 				return fmt.Errorf("git hello: %w", err)
 			}
@@ -234,11 +242,12 @@ func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) 
 }
 
 // inprocAppend is the append without a process: ledger.Open + Append of
-// one claim + Close in this (running) process, on the new side's copy;
+// one claim + Close in this (running) process;
 // wall time and this process's CPU time (getrusage) around it. The claim
-// is released afterwards, untimed.
+// is released afterwards, untimed. It runs on a copy of its own, so that
+// the base and new copies get the same appends.
 func (z *houseSize) inprocAppend(round int) (houseSample, error) {
-	common := filepath.Join(z.new.dirs[round%len(z.new.dirs)], ".git")
+	common := filepath.Join(z.limitDir, ".git")
 	scope := fmt.Sprintf("file:src/house/inproc-%d.go", round)
 	owner := facts.Owner{Tool: "bench:inproc"}
 	var r0, r1 syscall.Rusage
