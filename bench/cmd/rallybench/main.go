@@ -8,6 +8,7 @@
 //	rallybench measure -dir REPO -scenario NAME -size LABEL -runs N -out FILE [-reset-packed]
 //	rallybench report  -in FILE
 //	rallybench writers -dir REPO [-bin git-rally] [-writers 8] [-each 200]   (concurrent appends, then checks)
+//	rallybench clones  -dir WORK [-bin git-rally] [-clones 50] [-rounds 3] [-alone 20]   (clones syncing through one git daemon)
 //	rallybench signab  -dir REPO [-bin git-rally] [-runs N]   (signed against unsigned claims)
 package main
 
@@ -38,6 +39,8 @@ func main() {
 		err = runRusage(os.Args[2:])
 	case "writers":
 		err = runWriters(os.Args[2:])
+	case "clones":
+		err = runClones(os.Args[2:])
 	case "signab":
 		err = runSignAB(os.Args[2:])
 	default:
