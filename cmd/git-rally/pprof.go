@@ -7,6 +7,7 @@ package main
 //
 //	RALLY_CPUPROFILE=cpu.out  the CPU profile of the command
 //	RALLY_MEMPROFILE=mem.out  every allocation (sampled each 4 KiB) and the heap at exit
+//	RALLY_HWM=1               git-rally's own peak RSS (VmHWM), its children's not counted, on stderr
 //
 // Only the environment is read; a build without the tag has neither.
 import (
@@ -14,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strings"
 )
 
 func init() {
@@ -39,6 +41,16 @@ func init() {
 			}
 			if err != nil {
 				fmt.Fprintf(os.Stderr, "git-rally: profile: %v\n", err)
+			}
+		})
+	}
+	if os.Getenv("RALLY_HWM") != "" {
+		stops = append(stops, func() {
+			b, _ := os.ReadFile("/proc/self/status")
+			for _, l := range strings.Split(string(b), "\n") {
+				if strings.HasPrefix(l, "VmHWM:") {
+					fmt.Fprintf(os.Stderr, "git-rally: %s\n", l)
+				}
 			}
 		})
 	}
