@@ -57,7 +57,7 @@ func TestWholeLedgerReadsMapPacksInWindows(t *testing.T) {
 			continue
 		}
 		runs++
-		for _, want := range packWindows() {
+		for _, want := range PackWindows() {
 			if want != "-c" && !strings.Contains(line, want) {
 				t.Errorf("git %s: without %s", line, want)
 			}
