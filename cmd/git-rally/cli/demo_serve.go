@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -68,7 +67,7 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &webapi.UsageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
+			return nil, &usageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
 		}
 		// --agents, --layout and --receiver shape the story; only the
 		// story choices replace the tour.
@@ -79,10 +78,6 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 	}
 	c = c.implied()
 	if err := c.check(); err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return nil, &webapi.UsageError{Msg: ue.Msg}
-		}
 		return nil, err
 	}
 	d.mu.Lock()

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -21,6 +20,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/web/webapi"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -99,7 +99,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 		}
 	}
 	// The watcher reads the ref on a ledger of its own, in its own goroutine.
-	wl, err := facts.Open(l.Store.CommonDir, serveNow)
+	wl, err := ledger.Open(l.Store.CommonDir, serveNow)
 	if err != nil {
 		ln.Close()
 		return err
@@ -149,7 +149,7 @@ func serveNow() time.Time {
 type serveSource struct {
 	mu     sync.Mutex // one command at a time
 	hmu    sync.Mutex // the ledger below
-	ledger *facts.Ledger
+	ledger *ledger.Ledger
 	repo   *worktree.Repo
 	tool   string // reviews are sent as this identity
 
@@ -225,10 +225,6 @@ func (s *serveSource) Diff(branch string) ([]byte, error) {
 	}
 	owner, stopped := facts.BranchOwners(st)
 	d, err := s.repo.Diff(branch, "", func(b string) bool { return !stopped[b] })
-	var ue *facts.UsageError
-	if errors.As(err, &ue) {
-		return nil, &webapi.UsageError{Msg: ue.Msg}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -318,7 +314,7 @@ func (s *serveSource) Capture(session string, lines int) ([]string, error) {
 // the top of the repository, not serve's directory.
 func (s *serveSource) Handoff(h webapi.HandoffRequest) ([]byte, error) {
 	if s.tool == "" {
-		return nil, &webapi.UsageError{Msg: "serve has no identity to send a review as"}
+		return nil, &usageError{Msg: "serve has no identity to send a review as"}
 	}
 	args := []string{"handoff", "--json", "--tool=" + s.tool, "--target=" + h.Target, "--subject=" + h.Subject}
 	if h.Body != "" {
