@@ -101,6 +101,18 @@ func (t *Tmux) Start(name, dir string, env, argv []string) error {
 		args = append(args, tmuxWord(a))
 	}
 	args = append(args, ";", "set-option", "-w", "-t", tgt(name), "remain-on-exit", "on")
+	// A pane with a pipe keeps its terminal open while tmux has output
+	// of it to read. Without one, tmux before 3.7 closes the terminal of
+	// a pane as soon as it sees its program exit (SIGCHLD), read or not:
+	// a host that prints an error and exits at once loses it (capture and
+	// the last line show nothing; about one such exit in eight on a loaded
+	// machine, one in forty with the pipe). The rest is Linux's: output
+	// the kernel has not handed to the terminal's reader yet is not
+	// counted as unread (FIONREAD), so a program that exits within a few
+	// milliseconds of its last write can still lose it. The pipe's
+	// command is a constant that tmux runs through sh -c: no text of the
+	// session's is in it.
+	args = append(args, ";", "pipe-pane", "-t", tgt(name), "exec cat >/dev/null")
 	_, err := t.run(nil, args...)
 	return err
 }
