@@ -8,8 +8,22 @@ import (
 
 // StartupWindow bounds how long `run` watches a session it just started
 // for a host that dies at once (a binary that exits 1, a host refusing
-// its arguments). A host whose hooks report first ends the watch early.
-var StartupWindow = 3 * time.Second
+// its arguments); HookedStartupWindow is the bound for a host rally
+// installed hooks for and launches with its own command, whose first
+// hook ends the watch (Claude Code's and Codex's SessionStart came 3 to 4
+// seconds after the launch on a loaded machine).
+var (
+	StartupWindow       = 3 * time.Second
+	HookedStartupWindow = 10 * time.Second
+)
+
+// Window is how long `run` watches this session's start.
+func (p *Plan) Window() time.Duration {
+	if p.install != "" && p.Hooks != "" {
+		return HookedStartupWindow
+	}
+	return StartupWindow
+}
 
 // Startup is how a session's first moments went.
 type Startup struct {

@@ -187,7 +187,7 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	out.Facts, out.Hooks = cmdutil.RawFacts(res.Facts), res.Hooks
 	// A host that dies at once (a binary that exits 1, a host refusing
 	// its arguments) is an error, not "started".
-	if up := session.WatchStartup(l, b, res, session.StartupWindow); up.Exited {
+	if up := session.WatchStartup(l, b, res, p.Window()); up.Exited {
 		return runExited(f, opts, out, up.Ending)
 	}
 	out.State = session.StateLive
