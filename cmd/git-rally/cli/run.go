@@ -102,7 +102,7 @@ type runPlanJSON struct {
 // runExited reports a session whose host ended within run's startup
 // window: the launch plan with state exited, exit_status and last_line
 // (--json), an error naming the exit and the last line, exit 1.
-func runExited(f *factory, opts *runOptions, out runPlanJSON, end session.Ending) error {
+func runExited(f *factory, opts *runOptions, out runPlanJSON, end session.Ending, tail []string) error {
 	status := end.Status
 	out.State, out.ExitStatus, out.LastLine = session.StateExited, &status, facts.Sanitize(end.LastLine, 300)
 	how := fmt.Sprintf("exit status %d", end.Status)
@@ -121,7 +121,29 @@ func runExited(f *factory, opts *runOptions, out runPlanJSON, end session.Ending
 		}
 		return &cmdutil.AnsweredError{Err: err}
 	}
+	// The last line is often a footer ("try --help"): the lines before it
+	// say what went wrong.
+	if len(tail) > 1 {
+		fmt.Fprintf(f.Err, "git-rally: note: the last output of %s:\n", out.Session)
+		for _, l := range tail {
+			fmt.Fprintf(f.Err, "  | %s\n", l)
+		}
+	}
 	return err
+}
+
+// lastLines are the last n non-empty lines of a terminal, sanitized,
+// without tmux's "Pane is dead" line.
+func lastLines(lines []string, n int) []string {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "Pane is dead") {
+			continue
+		}
+		out = append([]string{facts.Sanitize(l, 300)}, out...)
+	}
+	return out
 }
 
 func runRun(f *factory, opts *runOptions, agent string) error {
@@ -188,7 +210,8 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 	// A host that dies at once (a binary that exits 1, a host refusing
 	// its arguments) is an error, not "started".
 	if up := session.WatchStartup(l, b, res, p.Window()); up.Exited {
-		return runExited(f, opts, out, up.Ending)
+		lines, _ := b.Capture(p.Target, 200)
+		return runExited(f, opts, out, up.Ending, lastLines(lines, 6))
 	}
 	out.State = session.StateLive
 	if opts.j.On() {
