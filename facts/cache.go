@@ -9,9 +9,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"github.com/git-rally/git-rally/refs"
 )
@@ -323,7 +325,9 @@ func (c *cache) tree(h refs.Hash) ([]refs.Entry, bool) {
 		c.decodeTrees()
 	}
 	es, ok := c.trees[h]
-	return es, ok
+	// Clipped: a caller that appends to the entries gets an array of its
+	// own, never the spare room of the one the cache keeps.
+	return slices.Clip(es), ok
 }
 
 // decodeTrees adds the trees state.bin carried to the tree cache.
@@ -454,11 +458,28 @@ func (c *cache) mirror(st *State) ([]*Fact, bool) {
 // caller holds the cache lock. Failures are ignored: the cache is only an
 // accelerator.
 func (c *cache) save(st *State, fs []*Fact, full bool) {
+	c.saveFrom(nil, st, fs, full)
+}
+
+// saveFrom records st, which is from plus fs, adding fs to the mirror
+// from's state file names (or, when full, writing fs as a new mirror).
+// The mirror is added to only when from is the very state this cache last
+// loaded or saved: then the mirror holds exactly from's facts. A save
+// that did not happen, or a state loaded since that is not from, leaves
+// c.saved describing other facts, and lines appended to its mirror would
+// stand for a projection they are not (a fact of from missing from the
+// mirror that every later rebuild from it would lose). Then nothing is
+// saved: the next reader catches up from the state file on disk.
+func (c *cache) saveFrom(from, st *State, fs []*Fact, full bool) {
 	if err := os.MkdirAll(c.dir, 0o777); err != nil {
 		return
 	}
 	var mg mirrorGen
-	if c.saved != nil && !full && c.saved.State != nil {
+	if !full && (c.saved == nil || c.saved.State == nil || c.saved.State != from) {
+		StaleSaves.Add(1)
+		return
+	}
+	if !full {
 		mg = mirrorGen{c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum}
 		mf, err := os.OpenFile(c.mirrorPath(mg.gen), os.O_RDWR, 0o666)
 		if err != nil {
@@ -482,7 +503,7 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		c.appendIndex(mg.gen, c.saved.State.Facts, mg.n, sorted)
 		mg.n += int64(buf.Len())
 		mg.sum = crc32.Update(mg.sum, crcTable, buf.Bytes())
-	} else if full {
+	} else {
 		var err error
 		mg, err = c.writeMirror(func(mw *mirrorWriter) error {
 			for _, f := range sortedCopy(fs) {
@@ -493,11 +514,13 @@ func (c *cache) save(st *State, fs []*Fact, full bool) {
 		if err != nil {
 			return
 		}
-	} else {
-		return // no mirror to add to: the next reader rebuilds
 	}
 	c.saveWith(st, mg)
 }
+
+// StaleSaves counts the saves skipped because the cache had moved on from
+// the state they extend (tests).
+var StaleSaves atomic.Int64
 
 // saveWith records st with the mirror generation mg, which holds its
 // facts.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -185,7 +186,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*State, error) {
 			if err := cp.Apply(append([]*Fact(nil), fs...)); err == nil {
 				cp.Head, cp.Tree = head.String(), c.Tree.String()
 				l.cache.checkpointBefore(st, cp)
-				l.cache.save(cp, fs, false)
+				l.cache.saveFrom(st, cp, fs, false)
 				return cp, nil
 			}
 			// Out of order (a merge) or an undo: from the checkpoint
@@ -346,7 +347,7 @@ func (l *Ledger) readTree(h refs.Hash) ([]refs.Entry, error) {
 	if err == nil {
 		l.cache.remember(h, es)
 	}
-	return es, err
+	return slices.Clip(es), err
 }
 
 // readAll returns every fact under a tree.
@@ -598,7 +599,7 @@ func (l *Ledger) Append(fn AppendFunc) ([]*Fact, error) {
 	if cp.Apply(append([]*Fact(nil), fs...)) == nil {
 		cp.Head, cp.Tree = commit.String(), tree.String()
 		l.cache.checkpointBefore(st, cp)
-		l.cache.save(cp, fs, false)
+		l.cache.saveFrom(st, cp, fs, false)
 		l.last = cp
 	}
 	if l.AutoPack {
@@ -718,11 +719,16 @@ func segmentNumber(name string) (int, bool) {
 	return n, err == nil
 }
 
+// writeTree writes a tree of es and remembers its entries. The tree cache
+// keeps a sorted copy of its own: es may share its array with entries
+// remembered for another tree (a segment's entries plus one), and sorting
+// es in place would rewrite that tree's entries.
 func (l *Ledger) writeTree(es []refs.Entry) (refs.Hash, error) {
 	h, err := l.Store.WriteTree(es)
 	if err == nil {
-		sort.Slice(es, func(i, j int) bool { return es[i].Name < es[j].Name })
-		l.cache.remember(h, es)
+		own := slices.Clone(es)
+		sort.Slice(own, func(i, j int) bool { return own[i].Name < own[j].Name })
+		l.cache.remember(h, own)
 	}
 	return h, err
 }

@@ -748,11 +748,12 @@ type mirrorGen struct {
 // returned as is; when the files cannot be written, write still runs
 // (into nothing) and errMirrorNotWritten is returned.
 func (c *cache) writeMirror(write func(mw *mirrorWriter) error) (mirrorGen, error) {
-	gen := 1
-	if c.saved != nil {
+	// A new generation is above every one on disk, not only above the
+	// one this cache last saw: another process may have written newer
+	// ones since, and a state file names one of them.
+	gen := c.loadGen() + 1
+	if c.saved != nil && c.saved.Gen >= gen {
 		gen = c.saved.Gen + 1
-	} else if old := c.loadGen(); old > 0 {
-		gen = old + 1
 	}
 	cw := &crcWriter{}
 	mw := &mirrorWriter{cw: cw}
