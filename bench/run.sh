@@ -105,7 +105,7 @@ build=$work/build
 mkdir -p "$build"
 
 echo "## Ledgers"
-echo "Built in-process through the real append path (bench/ledgergen: facts.Open + Ledger.Append with a"
+echo "Built in-process through the real append path (bench/ledgergen: ledger.Open + Ledger.Append with a"
 echo "fixed clock set to each commit's last fact time, up to 100 facts per commit), a simulated room of"
 echo "12 agents: presence and leave, claims and releases, notes, decisions, handoffs answered by receipts"
 echo "and resolves (a few never), artifacts and risks, about one fact a minute with quiet stretches."

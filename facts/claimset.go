@@ -1,51 +1,72 @@
 package facts
 
 import (
-	"bytes"
-	"encoding/binary"
 	"encoding/json"
-	"os"
-	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
-	"unsafe"
 )
 
 // ClaimSet is the open claims of a projection. A projection loaded from
-// the cache keeps most of them in the cache's claims file (a claimBase),
-// decoded one by one when a lookup needs them: an append decodes the
-// claims its scopes could overlap and its owner's, not every open claim.
-// The claims opened since that file was written are in added, the ones
-// of the file closed since in gone; the cache writes a new file when they
-// add up to compactAt.
+// the ledger's cache keeps most of them in a Base (the cache's claims
+// file), decoded one by one when a lookup needs them: an append decodes
+// the claims its scopes could overlap and its owner's, not every open
+// claim. The claims opened since that base was written are in Added, the
+// ones of the base closed since in Gone; the cache writes a new base when
+// they add up. Only the ledger's cache sets the fields; the rules go
+// through the methods.
 type ClaimSet struct {
-	base  *claimBase
-	gone  map[uint32]bool
-	added map[string]*Fact
+	Base  ClaimIndex
+	Gone  map[uint32]bool
+	Added map[string]*Fact
+}
+
+// ClaimIndex is a read-only set of claims by record number, looked up by
+// the keys ClaimKeys gives: the ledger's claims file implements it.
+type ClaimIndex interface {
+	Len() int
+	Find(id string) (uint32, bool)
+	Fact(i uint32) *Fact
+	AppendAll(out []*Fact, gone map[uint32]bool) []*Fact
+	Lookup(key string) []uint32
+	LookupPrefix(prefix string) []uint32
+}
+
+type noClaims struct{}
+
+func (noClaims) Len() int                                         { return 0 }
+func (noClaims) Find(string) (uint32, bool)                       { return 0, false }
+func (noClaims) Fact(uint32) *Fact                                { return nil }
+func (noClaims) AppendAll(out []*Fact, _ map[uint32]bool) []*Fact { return out }
+func (noClaims) Lookup(string) []uint32                           { return nil }
+func (noClaims) LookupPrefix(string) []uint32                     { return nil }
+
+func (c *ClaimSet) base() ClaimIndex {
+	if c.Base == nil {
+		return noClaims{}
+	}
+	return c.Base
 }
 
 // Get returns the open claim with this id, nil when there is none.
 func (c *ClaimSet) Get(id string) *Fact {
-	if f := c.added[id]; f != nil {
+	if f := c.Added[id]; f != nil {
 		return f
 	}
-	if i, ok := c.base.find(id); ok && !c.gone[i] {
-		return c.base.fact(i)
+	if i, ok := c.base().Find(id); ok && !c.Gone[i] {
+		return c.base().Fact(i)
 	}
 	return nil
 }
 
 // Len is the number of open claims.
-func (c *ClaimSet) Len() int { return c.base.len() - len(c.gone) + len(c.added) }
+func (c *ClaimSet) Len() int { return c.base().Len() - len(c.Gone) + len(c.Added) }
 
 // All returns every open claim in (clock, id) order.
 func (c *ClaimSet) All() []*Fact {
 	out := make([]*Fact, 0, c.Len())
-	if c.base.len() > 0 {
-		out = c.base.appendAll(out, c.gone)
+	if c.base().Len() > 0 {
+		out = c.base().AppendAll(out, c.Gone)
 	}
-	for _, f := range c.added {
+	for _, f := range c.Added {
 		out = append(out, f)
 	}
 	SortFacts(out)
@@ -61,49 +82,49 @@ func (c ClaimSet) MarshalJSON() ([]byte, error) {
 	return json.Marshal(m)
 }
 
-func (c *ClaimSet) put(f *Fact) {
-	if i, ok := c.base.find(f.ID); ok {
-		delete(c.gone, i) // the same id is the same claim
+func (c *ClaimSet) Put(f *Fact) {
+	if i, ok := c.base().Find(f.ID); ok {
+		delete(c.Gone, i) // the same id is the same claim
 		return
 	}
-	if c.added == nil {
-		c.added = map[string]*Fact{}
+	if c.Added == nil {
+		c.Added = map[string]*Fact{}
 	}
-	c.added[f.ID] = f
+	c.Added[f.ID] = f
 }
 
-func (c *ClaimSet) del(id string) {
-	if _, ok := c.added[id]; ok {
-		delete(c.added, id)
+func (c *ClaimSet) Delete(id string) {
+	if _, ok := c.Added[id]; ok {
+		delete(c.Added, id)
 		return
 	}
-	if i, ok := c.base.find(id); ok {
-		if c.gone == nil {
-			c.gone = map[uint32]bool{}
+	if i, ok := c.base().Find(id); ok {
+		if c.Gone == nil {
+			c.Gone = map[uint32]bool{}
 		}
-		c.gone[i] = true
+		c.Gone[i] = true
 	}
 }
 
 func (c *ClaimSet) clone() ClaimSet {
-	return ClaimSet{base: c.base, gone: cloneMap(c.gone), added: cloneMap(c.added)}
+	return ClaimSet{Base: c.Base, Gone: cloneMap(c.Gone), Added: cloneMap(c.Added)}
 }
 
-// delta is how many changes the set holds on top of its base.
-func (c *ClaimSet) delta() int { return len(c.gone) + len(c.added) }
+// Delta is how many changes the set holds on top of its base.
+func (c *ClaimSet) Delta() int { return len(c.Gone) + len(c.Added) }
 
 // open returns the claims at base positions is that are still open, and
 // the added claims that keep, in (clock, id) order.
 func (c *ClaimSet) open(is []uint32, keep func(*Fact) bool) []*Fact {
 	var out []*Fact
 	for _, i := range is {
-		if !c.gone[i] {
-			if f := c.base.fact(i); f != nil && keep(f) {
+		if !c.Gone[i] {
+			if f := c.base().Fact(i); f != nil && keep(f) {
 				out = append(out, f)
 			}
 		}
 	}
-	for _, f := range c.added {
+	for _, f := range c.Added {
 		if keep(f) {
 			out = append(out, f)
 		}
@@ -114,23 +135,23 @@ func (c *ClaimSet) open(is []uint32, keep func(*Fact) bool) []*Fact {
 
 // Owned returns o's open claims in (clock, id) order.
 func (c *ClaimSet) Owned(o Owner) []*Fact {
-	return c.open(c.base.lookup(ownerKey(o)), func(f *Fact) bool { return f.Owner() == o })
+	return c.open(c.base().Lookup(ownerKey(o)), func(f *Fact) bool { return f.Owner() == o })
 }
 
 // holders returns a test of whether an owner (Owner.String) holds an
 // open claim: the added claims are gathered once, the claims file is
 // looked up per owner.
 func (c *ClaimSet) holders() func(owner string) bool {
-	added := make(map[string]bool, len(c.added))
-	for _, f := range c.added {
+	added := make(map[string]bool, len(c.Added))
+	for _, f := range c.Added {
 		added[f.Owner().String()] = true
 	}
 	return func(owner string) bool {
 		if added[owner] {
 			return true
 		}
-		for _, i := range c.base.lookup("o" + owner) {
-			if !c.gone[i] {
+		for _, i := range c.base().Lookup("o" + owner) {
+			if !c.Gone[i] {
 				return true
 			}
 		}
@@ -156,20 +177,20 @@ func (c *ClaimSet) Near(scopes []string) []*Fact {
 	for _, raw := range scopes {
 		s := ParseCanonical(raw)
 		if !s.IsPath() {
-			add(c.base.lookup("e" + s.Kind + ":" + s.Value))
+			add(c.base().Lookup("e" + s.Kind + ":" + s.Value))
 			continue
 		}
 		p := scopePrefix(s)
 		for a := p; ; a = parentPrefix(a) {
-			add(c.base.lookup("p" + a))
+			add(c.base().Lookup("p" + a))
 			if a == "." {
 				break
 			}
 		}
 		if p == "." {
-			add(c.base.lookupPrefix("p"))
+			add(c.base().LookupPrefix("p"))
 		} else {
-			add(c.base.lookupPrefix("p" + p + "/"))
+			add(c.base().LookupPrefix("p" + p + "/"))
 		}
 	}
 	return c.open(is, func(*Fact) bool { return true })
@@ -185,10 +206,10 @@ func parentPrefix(a string) string {
 
 func ownerKey(o Owner) string { return "o" + o.String() }
 
-// claimKeys are the index keys of a claim: its id, its owner, and per
+// ClaimKeys are the index keys of a claim: its id, its owner, and per
 // scope the kind and value of a non-path scope or the literal prefix of
 // a path scope.
-func claimKeys(f *Fact) []string {
+func ClaimKeys(f *Fact) []string {
 	ks := []string{"i" + f.ID, ownerKey(f.Owner())}
 	for _, raw := range f.Scopes {
 		s := ParseCanonical(raw)
@@ -199,326 +220,4 @@ func claimKeys(f *Fact) []string {
 		}
 	}
 	return ks
-}
-
-// ClaimsDecoded counts the claims decoded from cache claims files by this
-// process, and ClaimBytesDecoded their bytes: what a test of an append's
-// cost reads.
-var ClaimsDecoded, ClaimBytesDecoded atomic.Int64
-
-// A claims file's payload, all offsets from its start, little-endian:
-//
-//	nrec uint32, nkey uint32
-//	rec  [nrec+1]uint32   record i is bytes rec[i]:rec[i+1], one fact
-//	key  [nkey+1]uint32   key j is bytes key[j]:key[j+1]: a string and a
-//	                      record number, keys in byte order
-//	records, keys
-//
-// A lookup is a binary search over the keys: nothing is decoded before a
-// record is asked for, so opening the file costs its read and checksum.
-type claimBase struct {
-	b          []byte
-	nrec, nkey int
-	mu         sync.Mutex
-	memo       []*Fact // decoded records, allocated on first use
-	damaged    atomic.Bool
-	name       string // the cache file it came from
-	sum        uint32 // its payload's CRC-32
-}
-
-// isDamaged reports a record or key that did not decode.
-func (cb *claimBase) isDamaged() bool { return cb != nil && cb.damaged.Load() }
-
-func encodeClaimBase(claims []*Fact) []byte {
-	SortFacts(claims)
-	type kv struct {
-		k string
-		i int
-	}
-	var keys []kv
-	var recs [][]byte
-	for i, f := range claims {
-		var e encoder
-		e.fact(f)
-		recs = append(recs, e.b)
-		for _, k := range claimKeys(f) {
-			keys = append(keys, kv{k, i})
-		}
-	}
-	sort.SliceStable(keys, func(a, b int) bool { return keys[a].k < keys[b].k })
-	// Dedupe: a claim with two scopes of one prefix is listed once.
-	out := keys[:0]
-	for _, x := range keys {
-		if n := len(out); n > 0 && out[n-1] == x {
-			continue
-		}
-		out = append(out, x)
-	}
-	keys = out
-	hdr := 8 + 4*(len(recs)+1) + 4*(len(keys)+1)
-	b := make([]byte, hdr, hdr+len(recs)*160+len(keys)*32)
-	binary.LittleEndian.PutUint32(b[0:], uint32(len(recs)))
-	binary.LittleEndian.PutUint32(b[4:], uint32(len(keys)))
-	at := 8
-	for _, r := range recs {
-		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
-		b = append(b, r...)
-		at += 4
-	}
-	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
-	at += 4
-	for _, x := range keys {
-		binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
-		b = binary.AppendUvarint(b, uint64(len(x.k)))
-		b = append(b, x.k...)
-		b = binary.AppendUvarint(b, uint64(x.i))
-		at += 4
-	}
-	binary.LittleEndian.PutUint32(b[at:], uint32(len(b)))
-	return b
-}
-
-// openClaimBase checks the payload's table sizes; the entries are checked
-// when read.
-func openClaimBase(b []byte) (*claimBase, bool) {
-	if len(b) < 8 {
-		return nil, false
-	}
-	nrec, nkey := binary.LittleEndian.Uint32(b), binary.LittleEndian.Uint32(b[4:])
-	if uint64(nrec)+uint64(nkey)+2 > uint64(len(b)-8)/4 {
-		return nil, false
-	}
-	return &claimBase{b: b, nrec: int(nrec), nkey: int(nkey)}, true
-}
-
-// openClaimsFile reads a claims file and checks its seal and its checksum
-// against the one state.bin names; nil when it is missing or damaged.
-func openClaimsFile(p string, sum uint32) (cb *claimBase) {
-	b, err := os.ReadFile(p)
-	if err != nil {
-		return nil
-	}
-	defer func() {
-		if recover() != nil { // a damaged file the checks let through
-			cb = nil
-		}
-	}()
-	payload, _, got, ok := openSealedSum(b, "claims")
-	if !ok || got != sum {
-		return nil
-	}
-	cb, ok = openClaimBase(payload)
-	if !ok {
-		return nil
-	}
-	cb.sum = sum
-	return cb
-}
-
-// guard, deferred, turns a panic reading a claims file into a damaged
-// file, not a crash.
-func (cb *claimBase) guard() {
-	if recover() != nil {
-		cb.damaged.Store(true)
-	}
-}
-
-func (cb *claimBase) len() int {
-	if cb == nil {
-		return 0
-	}
-	return cb.nrec
-}
-
-// span returns entry i of the offset table at table with n entries (n+1
-// offsets), nil when the table is damaged.
-func (cb *claimBase) span(table, n, i int) []byte {
-	lo, hi, ok := cb.bounds(table, n, i)
-	if !ok {
-		return nil
-	}
-	return cb.b[lo:hi]
-}
-
-func (cb *claimBase) bounds(table, n, i int) (int, int, bool) {
-	if i < 0 || i >= n {
-		return 0, 0, false
-	}
-	at := table + 4*i
-	lo, hi := binary.LittleEndian.Uint32(cb.b[at:]), binary.LittleEndian.Uint32(cb.b[at+4:])
-	if lo > hi || int(hi) > len(cb.b) {
-		cb.damaged.Store(true)
-		return 0, 0, false
-	}
-	return int(lo), int(hi), true
-}
-
-func (cb *claimBase) keyTable() int { return 8 + 4*(cb.nrec+1) }
-
-// key returns key j and its record number.
-func (cb *claimBase) key(j int) ([]byte, uint32) {
-	e := cb.span(cb.keyTable(), cb.nkey, j)
-	d := decoder{b: e}
-	k := d.bytes()
-	i := d.uint()
-	if d.bad || i >= uint64(cb.nrec) {
-		cb.damaged.Store(true)
-		return nil, 0
-	}
-	return k, uint32(i)
-}
-
-// lookup returns the record numbers listed under key k.
-func (cb *claimBase) lookup(k string) []uint32 { return cb.keysFrom(k, bytes.Equal) }
-
-// lookupPrefix returns the record numbers of every key starting with p.
-func (cb *claimBase) lookupPrefix(p string) []uint32 { return cb.keysFrom(p, bytes.HasPrefix) }
-
-// keysFrom returns the record numbers of the sorted keys from the first
-// one not below k, for as long as match(key, k) holds.
-func (cb *claimBase) keysFrom(k string, match func(key, k []byte) bool) (out []uint32) {
-	if cb == nil {
-		return nil
-	}
-	defer cb.guard()
-	kb := []byte(k)
-	j := sort.Search(cb.nkey, func(j int) bool { kj, _ := cb.key(j); return bytes.Compare(kj, kb) >= 0 })
-	for ; j < cb.nkey; j++ {
-		kj, i := cb.key(j)
-		if !match(kj, kb) {
-			break
-		}
-		out = append(out, i)
-	}
-	return out
-}
-
-func (cb *claimBase) find(id string) (uint32, bool) {
-	is := cb.lookup("i" + id)
-	if len(is) == 0 {
-		return 0, false
-	}
-	return is[0], true
-}
-
-// fact decodes record i (once per process: the same claim is the same
-// pointer every time), nil when it does not decode.
-func (cb *claimBase) fact(i uint32) (f *Fact) {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	return cb.factLocked(i)
-}
-
-// factLocked is fact with cb.mu held.
-func (cb *claimBase) factLocked(i uint32) (f *Fact) {
-	defer cb.guard()
-	if int(i) >= cb.nrec {
-		return nil
-	}
-	if cb.memo == nil {
-		cb.memo = make([]*Fact, cb.nrec)
-	}
-	if f := cb.memo[i]; f != nil {
-		return f
-	}
-	r := cb.span(8, cb.nrec, int(i))
-	nf := &Fact{}
-	if !cb.decode(r, string(r), nf) {
-		return nil
-	}
-	cb.memo[i] = nf
-	return nf
-}
-
-// appendAll decodes every record (decodeAll) and appends those that
-// decode and are not gone to out, in record order.
-func (cb *claimBase) appendAll(out []*Fact, gone map[uint32]bool) []*Fact {
-	cb.decodeAll()
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	for i := 0; i < cb.nrec; i++ {
-		if gone[uint32(i)] {
-			continue
-		}
-		f := cb.memo[i]
-		if f == nil { // decodeAll could not reach it: one at a time
-			f = cb.factLocked(uint32(i))
-		}
-		if f != nil {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-// decodeAll decodes every record not decoded yet, their strings cut
-// from one copy of the records and their facts from one allocation: what
-// a room, which shows every claim, needs.
-func (cb *claimBase) decodeAll() {
-	cb.mu.Lock()
-	defer cb.mu.Unlock()
-	defer cb.guard()
-	if cb.memo == nil {
-		cb.memo = make([]*Fact, cb.nrec)
-	}
-	lo, _, ok1 := cb.bounds(8, cb.nrec, 0)
-	_, hi, ok2 := cb.bounds(8, cb.nrec, cb.nrec-1)
-	if !ok1 || !ok2 || lo > hi {
-		return
-	}
-	// One copy of the records, never changed after: the strings are cut
-	// from it.
-	buf := make([]byte, hi-lo)
-	prefault(unsafe.Pointer(unsafe.SliceData(buf)), uintptr(len(buf)))
-	copy(buf, cb.b[lo:hi])
-	src := unsafe.String(unsafe.SliceData(buf), len(buf))
-	slab := make([]Fact, cb.nrec)
-	prefault(unsafe.Pointer(unsafe.SliceData(slab)), uintptr(len(slab))*unsafe.Sizeof(Fact{}))
-	// Most claims have a scope or two: their lists share one array.
-	arena := make([]string, 0, cb.nrec+cb.nrec/2)
-	var n, size int64
-	defer func() { ClaimsDecoded.Add(n); ClaimBytesDecoded.Add(size) }()
-	for i := range cb.memo {
-		if cb.memo[i] != nil {
-			continue
-		}
-		a, b, ok := cb.bounds(8, cb.nrec, i)
-		if !ok || a < lo || b > hi {
-			cb.damaged.Store(true)
-			continue
-		}
-		if cb.decodeIn(cb.b[a:b], src[a-lo:b-lo], &slab[i], &arena) {
-			cb.memo[i] = &slab[i]
-			n, size = n+1, size+int64(b-a)
-		}
-	}
-}
-
-// decode decodes record r (src holds the same bytes) into f.
-func (cb *claimBase) decode(r []byte, src string, f *Fact) bool {
-	if !cb.decodeIn(r, src, f, nil) {
-		return false
-	}
-	ClaimsDecoded.Add(1)
-	ClaimBytesDecoded.Add(int64(len(r)))
-	return true
-}
-
-// decodeIn is decode with string lists cut from *arena while it has room.
-func (cb *claimBase) decodeIn(r []byte, src string, f *Fact, arena *[]string) bool {
-	d := decoder{b: r, src: src}
-	if arena != nil {
-		d.arena = *arena
-	}
-	ok := d.bool() && d.factInto(f) && len(d.b) == 0
-	if arena != nil {
-		*arena = d.arena
-	}
-	if !ok {
-		// The file passed its checksum: only a bug gets here. The
-		// projection is not saved (State.Damaged).
-		cb.damaged.Store(true)
-		return false
-	}
-	return true
 }

@@ -146,8 +146,8 @@ func (f *Fact) Owner() Owner { return Owner{f.Tool, f.Session} }
 
 // Encode returns the stored line: canonical JSON ending in a newline.
 func (f *Fact) Encode() []byte {
-	if tab := fastFields(); tab.ok {
-		return append(appendFact(make([]byte, 0, 256), f, tab), '\n')
+	if tab := FastFields(); tab.ok {
+		return append(AppendFact(make([]byte, 0, 256), f, tab), '\n')
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -189,8 +189,8 @@ func (f *Fact) Seal() {
 	f.ID = ""
 	line := f.Encode()
 	var id string
-	if g, ms, ok := fastDecode(line[:len(line)-1]); ok && g.ID == "" {
-		id = fastID(line[:len(line)-1], &ms)
+	if g, ms, ok := FastDecode(line[:len(line)-1]); ok && g.ID == "" {
+		id = FastID(line[:len(line)-1], &ms)
 	} else {
 		var err error
 		if id, err = ComputeID(line); err != nil {
@@ -231,7 +231,7 @@ func Parse(line []byte) (*Fact, error) {
 // parseFast is Parse of a canonical line (fastjson.go).
 func parseFast(line []byte) (*Fact, bool) {
 	b := bytes.TrimRight(line, "\n")
-	f, _, ok := fastDecode(b)
+	f, _, ok := FastDecode(b)
 	if !ok || f.ID == "" || f.Kind == "" {
 		return nil, false
 	}
@@ -369,13 +369,13 @@ func (f *Fact) Summary() string {
 	b.WriteString(f.Kind)
 	switch {
 	case f.Kind == KindReceipt && f.Status == Rejected:
-		b.WriteString(" rejected: " + oneLine(f.Reason, 60))
+		b.WriteString(" rejected: " + OneLine(f.Reason, 60))
 	case f.Kind == KindStatus:
-		b.WriteString(" " + oneLine(f.Status, 20))
+		b.WriteString(" " + OneLine(f.Status, 20))
 	case len(f.Scopes) > 0:
 		b.WriteString(" " + strings.Join(f.Scopes, " "))
 	case f.Subject != "":
-		b.WriteString(" " + oneLine(f.Subject, 60))
+		b.WriteString(" " + OneLine(f.Subject, 60))
 	}
 	if f.Ref != "" {
 		b.WriteString(" ref " + f.Ref)
@@ -387,7 +387,7 @@ func (f *Fact) Summary() string {
 	return b.String()
 }
 
-func oneLine(s string, max int) string {
+func OneLine(s string, max int) string {
 	return CutWords(strings.Join(strings.Fields(s), " "), max)
 }
 

@@ -6,13 +6,13 @@ import (
 	"unicode/utf8"
 )
 
-// appendFact appends f's line (without newline) as encoding/json writes
+// AppendFact appends f's line (without newline) as encoding/json writes
 // it with HTML escaping off: the fields in struct order, empty omitempty
 // ones left out. Sealing a fact is on every append's path, and
 // encoding/json's first use of a type (0.05-0.1 ms of reflection per
 // process) is most of it; this walks the wire fields fastFields found.
 // TestFastEncodeAgreesWithEncodingJSON holds it to encoding/json's bytes.
-func appendFact(b []byte, f *Fact, tab *fastTable) []byte {
+func AppendFact(b []byte, f *Fact, tab *fastTable) []byte {
 	v := reflect.ValueOf(f).Elem()
 	b = append(b, '{')
 	first := true

@@ -22,7 +22,7 @@ func jsonEncode(t testing.TB, f *Fact) []byte {
 func everyField(s string, n int64) *Fact {
 	f := &Fact{}
 	v := reflect.ValueOf(f).Elem()
-	for _, ff := range fastFields().fields {
+	for _, ff := range FastFields().fields {
 		fv := v.Field(ff.index)
 		switch ff.kind {
 		case reflect.String:
@@ -37,7 +37,7 @@ func everyField(s string, n int64) *Fact {
 }
 
 func TestFastEncodeAgreesWithEncodingJSON(t *testing.T) {
-	if !fastFields().ok {
+	if !FastFields().ok {
 		t.Fatal("Fact has a field the fast encoder does not know")
 	}
 	strs := []string{"", "plain", `"q" \ /`, "<b>&amp;</b>", "\b\f\n\r\t\x00\x01\x1f\x7f", "é 😀 \u2028\u2029 \u00a0",

@@ -41,7 +41,7 @@ type fastTable struct {
 	ok     bool  // every field has a type the fast decoder knows
 }
 
-var fastFields = sync.OnceValue(func() *fastTable {
+var FastFields = sync.OnceValue(func() *fastTable {
 	t := reflect.TypeOf(Fact{})
 	tab := &fastTable{ok: true}
 	for i := 0; i < t.NumField(); i++ {
@@ -77,30 +77,30 @@ var fastFields = sync.OnceValue(func() *fastTable {
 	return tab
 })
 
-// fastMembers are where each field's member ("key":value) is in a line:
+// FastMembers are where each field's member ("key":value) is in a line:
 // [start, end), end 0 when absent.
-type fastMembers [maxFastFields][2]int32
+type FastMembers [maxFastFields][2]int32
 
-// fastDecode decodes a canonical line (without its newline). ok is false
+// FastDecode decodes a canonical line (without its newline). ok is false
 // when the line is not canonical; nothing is known about it then.
-func fastDecode(b []byte) (f *Fact, ms fastMembers, ok bool) {
-	if !fastFields().ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
+func FastDecode(b []byte) (f *Fact, ms FastMembers, ok bool) {
+	if !FastFields().ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
 		return nil, ms, false
 	}
 	f = &Fact{}
 	// One string holds the line; the fields written as they are are
 	// slices of it (one allocation a fact, not one a field).
-	if ok = fastDecodeInto(f, b, string(b), &ms); !ok {
+	if ok = FastDecodeInto(f, b, string(b), &ms); !ok {
 		return nil, ms, false
 	}
 	return f, ms, true
 }
 
-// fastDecodeInto is fastDecode into f, which the caller zeroed, with str
+// FastDecodeInto is fastDecode into f, which the caller zeroed, with str
 // holding b's bytes: the strings of f are slices of str, so with str
 // aliasing b (unsafe.String), f holds no copy of the line.
-func fastDecodeInto(f *Fact, b []byte, str string, ms *fastMembers) bool {
-	tab := fastFields()
+func FastDecodeInto(f *Fact, b []byte, str string, ms *FastMembers) bool {
+	tab := FastFields()
 	if !tab.ok || len(b) < 2 || b[0] != '{' || b[len(b)-1] != '}' || len(b) > 1<<30 {
 		return false
 	}
@@ -287,18 +287,18 @@ func unescapeFast(s []byte) string {
 	return string(out)
 }
 
-// fastID is the id of a canonical line: the hash of its members but the
+// FastID is the id of a canonical line: the hash of its members but the
 // id in key order, as ComputeID re-encodes them.
-func fastID(b []byte, ms *fastMembers) string {
+func FastID(b []byte, ms *FastMembers) string {
 	var id [18]byte
-	fastIDInto(&id, nil, b, ms)
+	FastIDInto(&id, nil, b, ms)
 	return string(id[:])
 }
 
-// fastIDInto writes fastID's id into id, hashing in buf (grown as needed
+// FastIDInto writes fastID's id into id, hashing in buf (grown as needed
 // and returned, for the next call).
-func fastIDInto(id *[18]byte, buf, b []byte, ms *fastMembers) []byte {
-	tab := fastFields()
+func FastIDInto(id *[18]byte, buf, b []byte, ms *FastMembers) []byte {
+	tab := FastFields()
 	buf = append(buf[:0], '{')
 	for _, j := range tab.canon {
 		m := ms[j]

@@ -28,7 +28,7 @@ func slowParse(line []byte) (*Fact, string, bool) {
 // that is not exactly Encode of what it decoded.
 func checkFast(t *testing.T, line []byte) bool {
 	t.Helper()
-	f, ms, ok := fastDecode(line)
+	f, ms, ok := FastDecode(line)
 	if !ok {
 		return false
 	}
@@ -39,7 +39,7 @@ func checkFast(t *testing.T, line []byte) bool {
 	if !reflect.DeepEqual(f, want) {
 		t.Fatalf("fast path decodes %q as\n%+v, encoding/json as\n%+v", line, f, want)
 	}
-	if got := fastID(line, &ms); got != id {
+	if got := FastID(line, &ms); got != id {
 		t.Fatalf("fast path hashes %q to %s, ComputeID to %s", line, got, id)
 	}
 	if enc := f.Encode(); !bytes.Equal(enc[:len(enc)-1], line) {

@@ -33,7 +33,7 @@ func (s *State) Inbox(tools []string, now time.Time) []InboxItem {
 		if !mine || h.Rejection != nil {
 			continue // a rejected handoff waits for its sender, not its target
 		}
-		v := s.handoffView(h, now)
+		v := s.HandoffViewOf(h, now)
 		out = append(out, InboxItem{Fact: h.Fact, State: v.State, Age: v.Age, Stale: v.Stale})
 	}
 	return out
@@ -87,14 +87,14 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 			continue
 		}
 		if r := h.Rejection; r != nil {
-			subj := Sanitize(oneLine(h.Fact.Subject, 80), 80)
+			subj := Sanitize(OneLine(h.Fact.Subject, 80), 80)
 			p.add(Suggestion{Action: "reassign_handoff", Ref: h.Fact.ID, score: 92,
 				Reason: fmt.Sprintf("%s rejected %q: %s; hand it to someone else, or withdraw it (`git rally retract %s --reason withdrawn`)",
 					r.Tool, Sanitize(h.Fact.Subject, 120), Sanitize(r.Reason, 200), h.Fact.ID),
 				Command: fmt.Sprintf("git rally handoff --ref %s --target <tool> --subject %s%s", h.Fact.ID, shellQuote(subj), flag)})
 			continue
 		}
-		v := s.handoffView(h, now)
+		v := s.HandoffViewOf(h, now)
 		if !v.Overdue {
 			continue
 		}
@@ -102,7 +102,7 @@ func (s *State) Next(me Owner, now time.Time) NextPlan {
 		p.add(Suggestion{Action: "follow_up_handoff", Ref: h.Fact.ID, score: 90,
 			Reason: fmt.Sprintf("%s has not answered %q; its deadline %s passed", h.Fact.Target, Sanitize(h.Fact.Subject, 120), h.Fact.AckBy),
 			Command: fmt.Sprintf("git rally handoff --target %s --subject %s%s", shellQuote(h.Fact.Target),
-				shellQuote("follow-up: "+Sanitize(oneLine(h.Fact.Subject, 80), 80)), flag)})
+				shellQuote("follow-up: "+Sanitize(OneLine(h.Fact.Subject, 80), 80)), flag)})
 	}
 	// Every held claim is listed, the soonest to lapse first: an agent
 	// holding claims always has something to continue or release.

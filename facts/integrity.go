@@ -12,8 +12,6 @@ import (
 	"sync"
 	"time"
 	"unicode"
-
-	"github.com/git-rally/git-rally/refs"
 )
 
 // MaxClock bounds a fact's clock: a positive integer below 2^53, so every
@@ -31,18 +29,18 @@ type Corrupt struct {
 	Code, Message string
 }
 
-// checkStored validates a fact read from the ledger (from a remote or a
+// CheckStored validates a fact read from the ledger (from a remote or a
 // hand edit): its id is the hash of its content, its blob name is its id,
 // its clock is in range, and the fields that identify things carry no
 // control or invisible characters. name is the blob's file name ("" when
 // not known).
-func checkStored(f *Fact, line []byte, name string) *Corrupt {
+func CheckStored(f *Fact, line []byte, name string) *Corrupt {
 	id, err := storedID(f, line)
-	return checkStoredID(f, id, err, name)
+	return CheckStoredID(f, id, err, name)
 }
 
-// checkStoredID is checkStored once the line's id is computed.
-func checkStoredID(f *Fact, id string, err error, name string) *Corrupt {
+// CheckStoredID is checkStored once the line's id is computed.
+func CheckStoredID(f *Fact, id string, err error, name string) *Corrupt {
 	if err != nil || id != f.ID {
 		return &Corrupt{"bad-id", fmt.Sprintf("fact %s: its content hashes to %s", Sanitize(f.ID, 40), id)}
 	}
@@ -206,8 +204,8 @@ func canonical(f *Fact) any {
 	return dst.Addr().Interface()
 }
 
-// baseName is the last element of a slash path.
-func baseName(p string) string {
+// BaseName is the last element of a slash path.
+func BaseName(p string) string {
 	if i := strings.LastIndexByte(p, '/'); i >= 0 {
 		return p[i+1:]
 	}
@@ -223,14 +221,4 @@ func printableASCII(s string) bool {
 		}
 	}
 	return true
-}
-
-// oversizeWarning is the warning for a blob a stream skipped for being
-// over refs.MaxBlob (SPEC §2): a corrupt fact, kept and synced unchanged.
-func oversizeWarning(path string, data []byte) (string, bool) {
-	size, ok := refs.Oversize(data)
-	if !ok {
-		return "", false
-	}
-	return fmt.Sprintf("skipping corrupt fact in %s: oversize: the blob is %d bytes; a fact is at most %d", Sanitize(path, 200), size, refs.MaxBlob), true
 }

@@ -33,7 +33,7 @@ func TestStoredIDAgreesWithComputeID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := checkStored(f, line, "f_765f5b35b7bbef02.json"); c != nil {
+	if c := CheckStored(f, line, "f_765f5b35b7bbef02.json"); c != nil {
 		t.Fatalf("a genuine fact of an unknown kind: %v", c)
 	}
 }
@@ -66,7 +66,7 @@ func TestCheckStored(t *testing.T) {
 		{"escape in a target", "bad-text", mk(func(f *Fact) { f.Target = "b\x07" }), ""},
 	}
 	for _, c := range cases {
-		got := checkStored(c.f, c.f.Raw, c.file)
+		got := CheckStored(c.f, c.f.Raw, c.file)
 		switch {
 		case c.code == "" && got != nil:
 			t.Errorf("%s: %v, want no problem", c.name, got)

@@ -242,7 +242,7 @@ func TestRejectedHandoff(t *testing.T) {
 		t.Fatalf("incremental reassign: %v", err)
 	}
 	undo := mk(5, 50, Fact{Kind: KindRetract, Tool: "a", Ref: re.ID, Reason: "wrong peer"})
-	if err := inc.Apply([]*Fact{undo}); !errors.Is(err, errRebuild) {
+	if err := inc.Apply([]*Fact{undo}); !errors.Is(err, ErrRebuild) {
 		t.Fatalf("retracting a reassignment in place: %v, want a rebuild", err)
 	}
 	if st := Build([]*Fact{h, claim, r, re, undo}); st.Handoffs()[h.ID] == nil || st.Handoffs()[h.ID].State() != Rejected {

@@ -72,7 +72,7 @@ func (s *State) Room(now time.Time) *Room {
 		if h.Expired != "" {
 			continue
 		}
-		r.Handoffs = append(r.Handoffs, s.handoffView(h, now))
+		r.Handoffs = append(r.Handoffs, s.HandoffViewOf(h, now))
 	}
 	r.Blockers = sortedFacts(s.Blockers)
 	r.Risks = sortedFacts(s.Risks)
@@ -123,7 +123,7 @@ func (s *State) ClaimViews(now time.Time) []ClaimView {
 	return out
 }
 
-func (s *State) handoffView(h *Handoff, now time.Time) HandoffView {
+func (s *State) HandoffViewOf(h *Handoff, now time.Time) HandoffView {
 	age := now.Sub(h.Fact.Time())
 	v := HandoffView{Fact: h.Fact, State: h.State(), Age: age, Expired: h.Expired != "", Delivery: h.Delivery}
 	if h.Rejection != nil {

@@ -223,3 +223,8 @@ func (s *State) sortedPeers() []*Peer {
 	sort.Slice(out, func(i, j int) bool { return out[j].Last.Less(out[i].Last) })
 	return out
 }
+
+// AppendFunc decides, under the ledger lock and against the current state,
+// what to write. It returns the facts (without id, time or clock) or an
+// error to refuse the write.
+type AppendFunc func(st *State, now time.Time) ([]*Fact, error)

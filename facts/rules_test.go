@@ -2,9 +2,6 @@ package facts
 
 import (
 	"errors"
-	"fmt"
-	"math/rand"
-	"reflect"
 	"testing"
 	"time"
 )
@@ -139,10 +136,10 @@ func TestHandoffStates(t *testing.T) {
 	if got := st.Handoffs()[h.ID].State(); got != "open" {
 		t.Fatalf("a receipt by a non-target changed the state to %s", got)
 	}
-	if v := st.handoffView(st.Handoffs()[h.ID], at(600)); v.Overdue {
+	if v := st.HandoffViewOf(st.Handoffs()[h.ID], at(600)); v.Overdue {
 		t.Errorf("overdue at the deadline itself")
 	}
-	if v := st.handoffView(st.Handoffs()[h.ID], at(601)); !v.Overdue {
+	if v := st.HandoffViewOf(st.Handoffs()[h.ID], at(601)); !v.Overdue {
 		t.Errorf("not overdue after the deadline")
 	}
 	rc := mk(3, 2, Fact{Kind: KindReceipt, Tool: "b", Ref: h.ID})
@@ -150,7 +147,7 @@ func TestHandoffStates(t *testing.T) {
 	if got := st.Handoffs()[h.ID].State(); got != "acknowledged" {
 		t.Fatalf("after the target's receipt: %s", got)
 	}
-	if v := st.handoffView(st.Handoffs()[h.ID], at(601)); v.Overdue {
+	if v := st.HandoffViewOf(st.Handoffs()[h.ID], at(601)); v.Overdue {
 		t.Errorf("an acknowledged handoff is overdue")
 	}
 	rt := mk(4, 3, Fact{Kind: KindRetract, Tool: "b", Ref: rc.ID, Reason: "oops"})
@@ -187,158 +184,6 @@ func TestAnswerRules(t *testing.T) {
 	if _, err := Retract(Owner{Tool: "b"}, n, "no")(st, at(1)); !errors.As(err, &re) {
 		t.Errorf("retract by a non-author: %v, want refused", err)
 	}
-}
-
-// The incremental projection equals the projection from scratch, whatever
-// the facts: the cache must never change an answer.
-func TestIncrementalEqualsBuild(t *testing.T) {
-	rng := rand.New(rand.NewSource(1))
-	tools := []string{"a", "b", "c"}
-	scopes := []string{"file:x", "file:y", "dir:d", "file:d/e", "port:80"}
-	cacheDir := t.TempDir()
-	for trial := 0; trial < 200; trial++ {
-		var all []*Fact
-		for i := 1; i <= 30; i++ {
-			tool := tools[rng.Intn(len(tools))]
-			var f Fact
-			switch rng.Intn(11) {
-			case 0:
-				f = Fact{Kind: KindPresence, Tool: tool}
-			case 1, 2:
-				f = Fact{Kind: KindClaim, Tool: tool, Scopes: []string{scopes[rng.Intn(len(scopes))]}, LeaseS: 1800}
-				if rng.Intn(2) == 0 {
-					f.Ref = pick(rng, all, KindClaim) // a re-claim
-				}
-			case 3:
-				f = Fact{Kind: KindRelease, Tool: tool, Ref: pick(rng, all, KindClaim)}
-			case 4:
-				f = Fact{Kind: KindHandoff, Tool: tool, Target: tools[rng.Intn(len(tools))], Subject: "h"}
-			case 5:
-				f = Fact{Kind: []string{KindReceipt, KindResolve, KindArtifact}[rng.Intn(3)], Tool: tool, Ref: pick(rng, all, KindHandoff)}
-			case 6:
-				if ref := pick(rng, all, ""); ref != "" {
-					f = Fact{Kind: KindRetract, Tool: authorOf(all, ref), Ref: ref}
-				} else {
-					f = Fact{Kind: KindNote, Tool: tool}
-				}
-			case 7:
-				f = Fact{Kind: KindLeave, Tool: tool}
-			case 8:
-				// the lead seat: assigned, handed over, emptied
-				f = Fact{Kind: KindLead, Tool: tool, Target: []string{"", "a", "b"}[rng.Intn(3)]}
-			case 9:
-				// a rejection, or a handoff that reassigns one
-				if rng.Intn(2) == 0 {
-					f = Fact{Kind: KindReceipt, Tool: tool, Ref: pick(rng, all, KindHandoff), Status: Rejected, Reason: "no"}
-				} else {
-					f = Fact{Kind: KindHandoff, Tool: tool, Target: tools[rng.Intn(len(tools))], Ref: pick(rng, all, KindHandoff), Subject: "again"}
-				}
-			default:
-				if rng.Intn(2) == 0 {
-					f = Fact{Kind: KindRisk, Tool: tool, Subject: "r"}
-				} else {
-					f = Fact{Kind: KindBlocker, Tool: tool, Scopes: [][]string{{"dir:d"}, nil}[rng.Intn(2)], Subject: "b"}
-				}
-			}
-			gap := []int{10, 3000, 30000}[trial%3] // long enough to forget peers, then risks
-
-			all = append(all, mk(int64(i), i*gap, f))
-		}
-		want := Build(append([]*Fact(nil), all...))
-		inc := NewState()
-		for i := 0; i < len(all); {
-			n := 1 + rng.Intn(4)
-			if i+n > len(all) {
-				n = len(all) - i
-			}
-			cp := inc.clone()
-			if err := cp.Apply(append([]*Fact(nil), all[i:i+n]...)); err != nil {
-				cp = Build(append([]*Fact(nil), all[:i+n]...))
-			}
-			inc = cp
-			i += n
-			if rng.Intn(2) == 0 {
-				// Through the cache file, as the next command reads it:
-				// the handoffs stay encoded until something looks at them.
-				inc = cacheRoundTrip(t, cacheDir, inc)
-			}
-		}
-		now := at(30 * 30000)
-		if !reflect.DeepEqual(roomKey(want.Room(now)), roomKey(inc.Room(now))) {
-			for _, f := range all {
-				t.Logf("%s %s %s tool=%s target=%s ref=%s status=%s", f.ID, f.Kind, f.At, f.Tool, f.Target, f.Ref, f.Status)
-			}
-			t.Fatalf("trial %d: incremental room differs\nbuild: %v\ninc:   %v", trial, roomKey(want.Room(now)), roomKey(inc.Room(now)))
-		}
-	}
-}
-
-var roundTrips int
-
-// cacheRoundTrip saves st in a cache under dir and loads it back, as the
-// next command would.
-func cacheRoundTrip(t *testing.T, dir string, st *State) *State {
-	t.Helper()
-	// Now and then every change of the claims makes a claims file, so the
-	// next steps apply to claims read from one.
-	defer func(n int) { compactAt = n }(compactAt)
-	roundTrips++
-	compactAt = []int{0, 1, 3, 32}[roundTrips%4]
-	newCache(dir).save(st, nil, true)
-	got := newCache(dir).load()
-	if got == nil {
-		t.Fatal("the saved cache does not load")
-	}
-	if got.handoffs != nil {
-		t.Fatal("handoffs decoded on load")
-	}
-	return got
-}
-
-func pick(rng *rand.Rand, all []*Fact, kind string) string {
-	var ids []string
-	for _, f := range all {
-		if kind == "" || f.Kind == kind {
-			ids = append(ids, f.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[rng.Intn(len(ids))]
-}
-
-func authorOf(all []*Fact, id string) string {
-	for _, f := range all {
-		if f.ID == id {
-			return f.Tool
-		}
-	}
-	return "x"
-}
-
-func roomKey(r *Room) string {
-	s := fmt.Sprintf("facts=%d retracted=%d lead=%s peers=", r.Facts, r.Retracted, r.Lead)
-	for _, p := range r.Peers {
-		s += p.Tool + ":" + p.State + ","
-	}
-	s += " claims="
-	for _, c := range r.Claims {
-		s += fmt.Sprintf("%s:%v,", c.Fact.ID, c.Contested)
-	}
-	s += " handoffs="
-	for _, h := range r.Handoffs {
-		s += h.Fact.ID + ":" + h.State + ":" + h.Reason + ","
-	}
-	s += " blockers="
-	for _, b := range r.Blockers {
-		s += b.ID + ","
-	}
-	s += " risks="
-	for _, b := range r.Risks {
-		s += b.ID + ","
-	}
-	return s
 }
 
 func TestFactCodec(t *testing.T) {

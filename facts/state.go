@@ -3,13 +3,12 @@ package facts
 import (
 	"errors"
 	"sort"
-	"strings"
 	"time"
 )
 
-// errRebuild asks for a projection from scratch: an incremental step met a
+// ErrRebuild asks for a projection from scratch: an incremental step met a
 // fact whose effect it cannot undo in place (the retraction of a release).
-var errRebuild = errors.New("projection needs a rebuild")
+var ErrRebuild = errors.New("projection needs a rebuild")
 
 // Peer is the latest activity of one owner.
 type Peer struct {
@@ -130,19 +129,17 @@ type State struct {
 	Peers map[string]*Peer `json:"peers"`
 	// Claims are the open claims (claimset.go).
 	Claims ClaimSet `json:"claims"`
-	// handoffs are the unresolved handoffs by id (see Handoffs);
-	// handoffsEnc is their encoding from the cache file handoffsFile,
-	// not decoded yet.
-	handoffs     map[string]*Handoff
-	handoffsEnc  []byte
-	handoffsFile string
-	Blockers     map[string]*Fact       `json:"blockers"`
-	Risks        map[string]*Fact       `json:"risks"`
-	Sessions     map[string]*Fact       `json:"sessions"`
-	Artifacts    map[string]*Artifact   `json:"artifacts"`
-	Retraction   map[string]string      `json:"retraction"` // retracted id -> retract id
-	Contest      map[string]string      `json:"contest"`    // contested claim id -> risk id
-	Plans        map[string]*PlanRecord `json:"plans"`      // plan fact id -> plan (plan.go)
+	// handoffs are the unresolved handoffs by id (see Handoffs), or
+	// pending, their encoding not decoded yet.
+	handoffs   map[string]*Handoff
+	pending    *PendingHandoffs
+	Blockers   map[string]*Fact       `json:"blockers"`
+	Risks      map[string]*Fact       `json:"risks"`
+	Sessions   map[string]*Fact       `json:"sessions"`
+	Artifacts  map[string]*Artifact   `json:"artifacts"`
+	Retraction map[string]string      `json:"retraction"` // retracted id -> retract id
+	Contest    map[string]string      `json:"contest"`    // contested claim id -> risk id
+	Plans      map[string]*PlanRecord `json:"plans"`      // plan fact id -> plan (plan.go)
 	// Lead is the latest lead fact (lead.go); its target holds the seat.
 	Lead *Fact `json:"lead,omitempty"`
 }
@@ -153,33 +150,56 @@ type State struct {
 // looks at them, does not pay for a room with many waiting handoffs.
 func (s *State) Handoffs() map[string]*Handoff {
 	if s.handoffs == nil {
-		m, err := decodeHandoffs(s.handoffsEnc)
+		m, err := map[string]*Handoff{}, error(nil)
+		if s.pending != nil && len(s.pending.Enc) > 0 {
+			m, err = s.pending.Decode(s.pending.Enc)
+		}
 		if err != nil {
 			// The bytes passed their checksum and their content hash
 			// when the cache was loaded: only a bug in this version gets
 			// here. The projection is marked so that it is not saved.
 			m, s.Damaged = map[string]*Handoff{}, true
 		}
-		s.handoffs, s.handoffsEnc, s.handoffsFile = m, nil, ""
+		s.handoffs, s.pending = m, nil
 	}
 	return s.handoffs
+}
+
+// PendingHandoffs is a projection's handoffs as the ledger's cache
+// stored them, decoded by Decode on first use (State.Handoffs).
+type PendingHandoffs struct {
+	Enc    []byte
+	File   string // the cache file they came from, "" when none
+	Decode func([]byte) (map[string]*Handoff, error)
+}
+
+// SetPendingHandoffs replaces the projection's handoffs by p, decoded
+// when first asked for.
+func (s *State) SetPendingHandoffs(p *PendingHandoffs) { s.handoffs, s.pending = nil, p }
+
+// Pending returns the handoffs not decoded yet, nil once they are.
+func (s *State) Pending() *PendingHandoffs {
+	if s.handoffs != nil {
+		return nil
+	}
+	return s.pending
 }
 
 // NewState returns the projection of an empty ledger.
 func NewState() *State {
 	s := &State{}
-	s.init()
+	s.Init()
 	return s
 }
 
-func (s *State) init() {
+func (s *State) Init() {
 	if s.ByKind == nil {
 		s.ByKind = map[string]int{}
 	}
 	if s.Peers == nil {
 		s.Peers = map[string]*Peer{}
 	}
-	if s.handoffs == nil && s.handoffsEnc == nil {
+	if s.handoffs == nil && s.pending == nil {
 		s.handoffs = map[string]*Handoff{}
 	}
 	if s.Blockers == nil {
@@ -235,9 +255,9 @@ func BuildAt(all []*Fact, horizon time.Time) *State {
 		}
 	}
 	for _, f := range all {
-		s.build(f)
+		s.ApplyBuilt(f)
 	}
-	s.forget()
+	s.Forget()
 	return s
 }
 
@@ -248,7 +268,7 @@ func (s *State) Apply(fs []*Fact) error {
 	SortFacts(fs)
 	for _, f := range fs {
 		if !s.Last.Less(f.Key()) {
-			return errRebuild
+			return ErrRebuild
 		}
 		if s.held(f) {
 			continue
@@ -266,7 +286,7 @@ func (s *State) Apply(fs []*Fact) error {
 		}
 		s.apply(f)
 	}
-	s.forget()
+	s.Forget()
 	return nil
 }
 
@@ -335,239 +355,6 @@ const PeerForget = 24 * time.Hour
 // what is live. Risks and blockers stay until resolved or retracted,
 // however old (SPEC §8).
 const NoticeForget = 7 * 24 * time.Hour
-
-// forget drops such peers and artifacts. It depends on the facts
-// alone, so a projection built at once and one built in steps forget the
-// same things.
-func (s *State) forget() {
-	newest, err := time.Parse(time.RFC3339Nano, s.Newest)
-	if err != nil {
-		return
-	}
-	old := newest.Add(-NoticeForget)
-	s.forgetPlans(old)
-	for id, a := range s.Artifacts {
-		if t := a.Fact.Time(); !t.IsZero() && t.Before(old) {
-			delete(s.Artifacts, id)
-		}
-	}
-	cut := newest.Add(-PeerForget)
-	holds := s.Claims.holders()
-	for k, p := range s.Peers {
-		t, err := time.Parse(time.RFC3339Nano, p.LastAt)
-		if err == nil && t.Before(cut) && !holds(k) {
-			delete(s.Peers, k)
-		}
-	}
-}
-
-// touch records activity: every fact an owner writes shows it is alive,
-// retracted or not.
-func (s *State) touch(f *Fact) {
-	if f.Tool == "" || f.Tool == SystemTool {
-		return
-	}
-	k := f.Owner().String()
-	p := s.Peers[k]
-	if p == nil {
-		p = &Peer{Tool: f.Tool, Session: f.Session}
-		s.Peers[k] = p
-	}
-	if p.Last.Less(f.Key()) {
-		p.Last = f.Key()
-		p.LastAt = f.At
-		// A stopped managed session has left the room as surely as one
-		// that said leave: `git rally stop` writes the session's stopped
-		// fact under the session's own identity.
-		p.Left = f.Kind == KindLeave || f.Kind == KindSession && f.Status == "stopped"
-		if f.Kind == KindPresence {
-			p.Subject = f.Subject
-		}
-		if f.Kind == KindStatus {
-			p.Activity, p.ActivitySince = f.Status, f.At
-		}
-	}
-}
-
-// retract undoes the target in place when the state holds it.
-func (s *State) retract(r *Fact) error {
-	id := r.Ref
-	if _, done := s.Retraction[id]; done {
-		return nil
-	}
-	author := func(f *Fact) bool { return f.Tool == r.Tool }
-	switch {
-	case s.Claims.Get(id) != nil:
-		c := s.Claims.Get(id)
-		if !author(c) {
-			return nil
-		}
-		// A renewal and the claim it renewed are one claim: the
-		// superseded one is gone already and stays gone.
-		if holdsTask(c) {
-			return errRebuild // a report made while it held a task stops counting
-		}
-		s.Claims.del(id)
-	case s.Handoffs()[id] != nil:
-		if !author(s.Handoffs()[id].Fact) {
-			return nil
-		}
-		if s.Handoffs()[id].Fact.Ref != "" {
-			return errRebuild // it may have reassigned a rejected handoff
-		}
-		delete(s.Handoffs(), id)
-	case s.Blockers[id] != nil:
-		if !author(s.Blockers[id]) {
-			return nil
-		}
-		delete(s.Blockers, id)
-	case s.Risks[id] != nil:
-		if !author(s.Risks[id]) {
-			return nil
-		}
-		delete(s.Risks, id)
-	case s.answeredBy(id) != nil:
-		h := s.answeredBy(id)
-		if h.AnsweredBy() != r.Tool {
-			return nil
-		}
-		if h.Rejection != nil && h.Rejection.ID == id {
-			return errRebuild // another rejection may hold in its place
-		}
-		delete(h.Answers, id)
-		delete(s.Artifacts, id)
-		if len(h.Answers) == 0 {
-			h.Answerer = ""
-		}
-	case s.Artifacts[id] != nil && s.Artifacts[id].Fact.Ref == "":
-		if !author(s.Artifacts[id].Fact) {
-			return nil
-		}
-		delete(s.Artifacts, id)
-	default:
-		// The target is closed, or a kind the state does not keep
-		// (note, presence): rebuild to find out what it changed.
-		return errRebuild
-	}
-	s.Retraction[id] = r.ID
-	return nil
-}
-
-func (s *State) answeredBy(id string) *Handoff {
-	for _, h := range s.Handoffs() {
-		if _, ok := h.Answers[id]; ok {
-			return h
-		}
-	}
-	return nil
-}
-
-func (s *State) apply(f *Fact) {
-	switch f.Kind {
-	case KindClaim:
-		s.supersede(f)
-		s.Claims.put(f)
-	case KindRelease:
-		if f.Ref != "" {
-			if c := s.Claims.Get(f.Ref); c != nil && (c.Owner() == f.Owner() || f.Reason == "takeover") {
-				s.Claims.del(f.Ref)
-			}
-			return
-		}
-		for _, c := range s.Claims.Near(f.Scopes) {
-			if c.Owner() == f.Owner() && shareScope(c.Scopes, f.Scopes) {
-				s.Claims.del(c.ID)
-			}
-		}
-	case KindClaimExpired:
-		s.Claims.del(f.Ref)
-	case KindLeave:
-		for _, c := range s.Claims.Owned(f.Owner()) {
-			s.Claims.del(c.ID)
-		}
-	case KindHandoff:
-		// A handoff that names a rejected handoff of its sender's
-		// reassigns it: the rejected one is closed.
-		if old := s.Handoffs()[f.Ref]; f.Ref != "" && old != nil && old.Fact.Tool == f.Tool && old.State() == Rejected {
-			delete(s.Handoffs(), f.Ref)
-		}
-		s.Handoffs()[f.ID] = &Handoff{Fact: f, Answers: map[string]string{}}
-	case KindReceipt, KindResolve, KindArtifact:
-		s.applyPlan(f)
-		s.answer(f)
-	case KindPlan:
-		s.applyPlan(f)
-	case KindLead:
-		s.applyLead(f)
-	case KindBlocker:
-		s.Blockers[f.ID] = f
-	case KindRisk:
-		s.Risks[f.ID] = f
-		if strings.HasPrefix(f.Subject, "no-response:") {
-			if h := s.Handoffs()[f.Ref]; h != nil && h.Overdue == "" {
-				h.Overdue = f.ID
-			}
-		}
-		if strings.HasPrefix(f.Subject, "claim-contested") && f.Ref != "" {
-			s.Contest[f.Ref] = f.ID
-		}
-	case KindSession:
-		if f.Name != "" {
-			s.Sessions[f.Name] = f
-		}
-	case KindDelivery:
-		if h := s.Handoffs()[f.Ref]; h != nil {
-			h.Delivery = f.Status
-		}
-	}
-}
-
-// supersede ends the claim a re-claim renews (named in its ref).
-func (s *State) supersede(f *Fact) {
-	if f.Kind != KindClaim || f.Ref == "" {
-		return
-	}
-	if c := s.Claims.Get(f.Ref); c != nil && c.Owner() == f.Owner() {
-		s.Claims.del(f.Ref)
-	}
-}
-
-func (s *State) answer(f *Fact) {
-	if f.Kind == KindArtifact && f.Target != "" {
-		s.Artifacts[f.ID] = &Artifact{Fact: f, For: f.Target}
-	}
-	if f.Ref == "" {
-		return
-	}
-	if h := s.Handoffs()[f.Ref]; h != nil {
-		switch {
-		case h.mayAnswer(f.Tool):
-			h.Answers[f.ID] = f.Kind
-			h.Answerer = f.Tool
-			if f.Kind == KindReceipt && f.Status == Rejected && h.Fact.Target != AllTarget && h.Rejection == nil {
-				h.Rejection = f // the first rejection holds
-			}
-			if f.Kind == KindArtifact {
-				s.Artifacts[f.ID] = &Artifact{Fact: f, For: h.Fact.Tool}
-			}
-			if h.State() == "resolved" {
-				delete(s.Handoffs(), f.Ref)
-			}
-		case f.Tool == SystemTool && f.Kind == KindResolve && f.Status == "expired":
-			h.Expired = f.ID
-		}
-		return
-	}
-	if f.Kind == KindResolve {
-		delete(s.Blockers, f.Ref)
-		delete(s.Risks, f.Ref)
-	}
-	if f.Kind == KindReceipt {
-		if a := s.Artifacts[f.Ref]; a != nil && a.For == f.Tool {
-			delete(s.Artifacts, f.Ref)
-		}
-	}
-}
 
 func shareScope(a, b []string) bool {
 	for _, x := range a {

@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-rally/git-rally/delivery"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // setActivity records what the agent is doing (SPEC §13) when it changed.
@@ -17,7 +18,7 @@ func (a *agentRun) setActivity(activity string) {
 	if err := a.locate(); err != nil {
 		return // no identity, no repository: nothing to record, fail open
 	}
-	if facts.NotedActivity(a.repo.CommonDir, a.me) == activity {
+	if ledger.NotedActivity(a.repo.CommonDir, a.me) == activity {
 		return
 	}
 	if err := a.open(); err != nil {

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -76,7 +77,7 @@ func BenchmarkPreToolUseProcess(b *testing.B) {
 	}
 	b.StopTimer()
 	for _, s := range setups {
-		l, err := facts.Open(filepath.Join(s.repo, ".git"), nil)
+		l, err := ledger.Open(filepath.Join(s.repo, ".git"), nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -137,7 +138,7 @@ func benchRepo(b *testing.B, claims int) (string, refs.Hash) {
 		b.Fatal(err)
 	}
 	repo := filepath.Join(dir, "repo")
-	l, err := facts.Open(filepath.Join(repo, ".git"), func() time.Time { return benchT0 })
+	l, err := ledger.Open(filepath.Join(repo, ".git"), func() time.Time { return benchT0 })
 	if err != nil {
 		b.Fatal(err)
 	}

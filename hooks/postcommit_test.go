@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -44,7 +45,7 @@ func overlapRoom(tb testing.TB, n int) (*worktree.Repo, []string) {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	l, err := facts.Open(r.CommonDir, func() time.Time { return pcNow })
+	l, err := ledger.Open(r.CommonDir, func() time.Time { return pcNow })
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -78,7 +79,7 @@ func runPostCommit(dir string) Answer {
 
 func overlapRisksIn(tb testing.TB, r *worktree.Repo) []*facts.Fact {
 	tb.Helper()
-	l, err := facts.Open(r.CommonDir, func() time.Time { return pcNow })
+	l, err := ledger.Open(r.CommonDir, func() time.Time { return pcNow })
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -52,7 +53,7 @@ func prePush(inv Invocation) Answer {
 	}
 	for _, line := range strings.Split(string(inv.Input), "\n") {
 		f := strings.Fields(line)
-		if len(f) != 4 || f[2] != facts.LedgerRef || f[1] == zeroID || strings.Trim(f[3], "0") == "" {
+		if len(f) != 4 || f[2] != ledger.LedgerRef || f[1] == zeroID || strings.Trim(f[3], "0") == "" {
 			continue
 		}
 		if _, err := refs.Git(dir, nil, "merge-base", "--is-ancestor", f[3], f[1]); err == nil {

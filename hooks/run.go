@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -33,7 +34,7 @@ type Invocation struct {
 	// Ledger. A ledger from Ledger is not closed by the hook; its
 	// warnings are taken into the answer.
 	Repo   func(dir string) (*worktree.Repo, error)
-	Ledger func(r *worktree.Repo) (*facts.Ledger, error)
+	Ledger func(r *worktree.Repo) (*ledger.Ledger, error)
 }
 
 // repoAt is the repository holding dir.
@@ -45,13 +46,13 @@ func (inv Invocation) repoAt(dir string) (*worktree.Repo, error) {
 }
 
 // ledgerOf opens r's ledger; owned says the hook opened it and closes it.
-func (inv Invocation) ledgerOf(r *worktree.Repo) (l *facts.Ledger, owned bool, err error) {
+func (inv Invocation) ledgerOf(r *worktree.Repo) (l *ledger.Ledger, owned bool, err error) {
 	if inv.Ledger != nil {
 		if l, err = inv.Ledger(r); l != nil || err != nil {
 			return l, false, err
 		}
 	}
-	l, err = facts.OpenConfig(r.CommonDir, func() time.Time { return inv.Now }, refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config()))
+	l, err = ledger.OpenConfig(r.CommonDir, func() time.Time { return inv.Now }, refs.ReadConfigWith(r.CommonDir, r.GitDir, r.Config()))
 	if err != nil {
 		return nil, false, err
 	}
@@ -61,7 +62,7 @@ func (inv Invocation) ledgerOf(r *worktree.Repo) (l *facts.Ledger, owned bool, e
 
 // release takes l's warnings into warn, and closes l when owned (the
 // hook opened it).
-func release(l *facts.Ledger, owned bool, warn func(string, ...any)) {
+func release(l *ledger.Ledger, owned bool, warn func(string, ...any)) {
 	for _, w := range l.Warnings {
 		warn("%s", w)
 	}
@@ -178,7 +179,7 @@ type agentRun struct {
 	host   agentHost
 	p      payload
 	repo   *worktree.Repo
-	ledger *facts.Ledger
+	ledger *ledger.Ledger
 	// ownLedger: the hook opened ledger (and closes it).
 	ownLedger bool
 	me        facts.Owner

@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// The history walks of signature verification (facts/verdict.go): the
+// The history walks of signature verification (ledger/verdict.go): the
 // commits a ledger gained, what each brought in, and their signatures.
 // Many commits at once (a first verification of a long ledger, a large
 // sync) go through the git command line, which reads and diffs trees

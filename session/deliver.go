@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-rally/git-rally/delivery"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // DeliveryStatus is the only status a delivery can honestly claim: the
@@ -161,7 +162,7 @@ func settling(st *facts.State, s *facts.Fact) time.Duration {
 // fact; otherwise it queues the message for the session's hooks (or `git
 // rally status idle`) to hand over, and records nothing yet. A paste that
 // fails records nothing.
-func Deliver(l *facts.Ledger, b Backend, d *Delivery) (*Result, error) {
+func Deliver(l *ledger.Ledger, b Backend, d *Delivery) (*Result, error) {
 	live, err := b.Live()
 	if err != nil {
 		return nil, err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/hooks"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -243,7 +244,7 @@ type Launched struct {
 // session (and the shared-branch hazard) and, inside the ledger lock
 // once every rule passed, starts the terminal. Nothing runs and nothing
 // is recorded when any step fails; a worktree made for it is removed.
-func Launch(l *facts.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, error) {
+func Launch(l *ledger.Ledger, r *worktree.Repo, b Backend, p *Plan) (*Launched, error) {
 	if err := b.Available(); err != nil {
 		return nil, err
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -45,7 +46,7 @@ func (b *fakeBackend) Kill(t string) error {
 func (b *fakeBackend) Attach(t string) error { return nil }
 func (b *fakeBackend) RunsPrograms() bool    { return true }
 
-func testRepo(t *testing.T) (*worktree.Repo, *facts.Ledger) {
+func testRepo(t *testing.T) (*worktree.Repo, *ledger.Ledger) {
 	t.Helper()
 	dir := t.TempDir()
 	t.Setenv("HOME", dir)
@@ -69,7 +70,7 @@ func testRepo(t *testing.T) (*worktree.Repo, *facts.Ledger) {
 		t.Fatal(err)
 	}
 	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
-	l, err := facts.Open(r.CommonDir, func() time.Time { return now })
+	l, err := ledger.Open(r.CommonDir, func() time.Time { return now })
 	if err != nil {
 		t.Fatal(err)
 	}

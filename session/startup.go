@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // StartupWindow bounds how long `run` watches a session it just started
@@ -40,7 +41,7 @@ type Startup struct {
 // the session fact (Reported), or window has passed (neither: it runs).
 // A backend that cannot tell how a program ended (not an Ender) is not
 // watched.
-func WatchStartup(l *facts.Ledger, b Backend, res *Launched, window time.Duration) Startup {
+func WatchStartup(l *ledger.Ledger, b Backend, res *Launched, window time.Duration) Startup {
 	e, ok := b.(Ender)
 	if !ok || window <= 0 {
 		return Startup{}

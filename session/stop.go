@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/worktree"
 )
 
@@ -21,7 +22,7 @@ type Stopped struct {
 // whose terminal is gone is closed in the ledger without touching any
 // process), then one append of the session's stopped fact and a release
 // of each claim it holds. The worktree stays.
-func Stop(l *facts.Ledger, b Backend, s *facts.Fact, dryRun bool) (*Stopped, error) {
+func Stop(l *ledger.Ledger, b Backend, s *facts.Fact, dryRun bool) (*Stopped, error) {
 	out := &Stopped{Session: s}
 	if s.Status == StatusStopped {
 		out.Already = true
@@ -86,7 +87,7 @@ func Stop(l *facts.Ledger, b Backend, s *facts.Fact, dryRun bool) (*Stopped, err
 
 // Adopt records an existing terminal as a managed session with no
 // worktree, so inject, capture and stop work on it.
-func Adopt(l *facts.Ledger, b Backend, name, target, agent, tool string) ([]*facts.Fact, error) {
+func Adopt(l *ledger.Ledger, b Backend, name, target, agent, tool string) ([]*facts.Fact, error) {
 	if err := worktree.CheckName(name); err != nil {
 		return nil, err
 	}

@@ -43,7 +43,7 @@ func TestFirstSignChild(t *testing.T) {
 // short-lived git-rally process that signs pays: crypto/ed25519 (its
 // fixed-base table built on first use) against the variable-base signer
 // (NewEd25519Signer). It reports the child's median first-sign time;
-// compare it with a signed append (facts.BenchmarkAppendSigned).
+// compare it with a signed append (ledger.BenchmarkAppendSigned).
 func BenchmarkFirstSign(b *testing.B) {
 	_, priv, _ := ed25519.GenerateKey(rand.Reader)
 	for _, which := range []string{"stdlib", "rally"} {

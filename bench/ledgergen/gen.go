@@ -1,5 +1,5 @@
 // Package ledgergen builds realistic ledgers for benchmarks, in-process,
-// through the real append path (facts.Ledger.Append): a room of a dozen
+// through the real append path (ledger.Ledger.Append): a room of a dozen
 // agents entering and leaving, claiming and releasing files, writing notes
 // and decisions, handing work to each other and answering with receipts
 // and resolves, with fact times spread over hours and days.
@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -76,7 +77,7 @@ func (s Stats) String() string {
 
 // Build appends o.Facts facts to the ledger. It replaces l.Now for the
 // duration with a clock that reads the time of each commit's last fact.
-func Build(l *facts.Ledger, o Options) (Stats, error) {
+func Build(l *ledger.Ledger, o Options) (Stats, error) {
 	if o.End.IsZero() {
 		o.End = time.Now()
 	}

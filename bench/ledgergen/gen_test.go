@@ -7,17 +7,18 @@ import (
 
 	"github.com/git-rally/git-rally/bench/ledgergen"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
 // newLedger opens the ledger of a fresh repository.
-func newLedger(t *testing.T) *facts.Ledger {
+func newLedger(t *testing.T) *ledger.Ledger {
 	t.Helper()
 	dir := t.TempDir()
 	if _, err := refs.Git(dir, nil, "init", "-q", "."); err != nil {
 		t.Fatal(err)
 	}
-	l, err := facts.Open(filepath.Join(dir, ".git"), nil)
+	l, err := ledger.Open(filepath.Join(dir, ".git"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

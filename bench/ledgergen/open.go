@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // SetOpenClaims appends to the ledger until exactly n claims are open: it
@@ -13,7 +14,7 @@ import (
 // overlapping another) when there are fewer, at most batch facts per
 // commit. It returns how many facts it appended. A room of 20 open claims
 // and one of 1,619 built from the same ledger differ only in their claims.
-func SetOpenClaims(l *facts.Ledger, n, batch int) (int, error) {
+func SetOpenClaims(l *ledger.Ledger, n, batch int) (int, error) {
 	if batch <= 0 || batch > 200 {
 		batch = 100
 	}

@@ -137,7 +137,7 @@ func (e *UsageError) Error() string { return e.Msg }
 
 // Watcher tells when the ledger moves: Changes sends the new head each
 // time it changes, until ctx ends. serve uses the ledger's own watcher
-// (facts.Watcher, through WaitWatcher); PollWatcher is the plain fallback.
+// (ledger.Watcher, through WaitWatcher); PollWatcher is the plain fallback.
 type Watcher interface {
 	Changes(ctx context.Context) <-chan string
 }
@@ -178,7 +178,7 @@ func (p *PollWatcher) Changes(ctx context.Context) <-chan string {
 }
 
 // HeadWaiter blocks until the ledger head is not since and returns the
-// new head: facts.Watcher, the ledger watcher `watch` uses.
+// new head: ledger.Watcher, the ledger watcher `watch` uses.
 type HeadWaiter interface {
 	Wait(ctx context.Context, since string) (string, error)
 }

@@ -13,11 +13,12 @@ import (
 
 	"github.com/git-rally/git-rally/bench/ledgergen"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
 // runBuild appends a generated room's facts to the ledger of the
-// repository at -dir, in this process, through facts.Ledger.Append.
+// repository at -dir, in this process, through ledger.Ledger.Append.
 func runBuild(args []string) error {
 	fl := flag.NewFlagSet("build", flag.ExitOnError)
 	dir := fl.String("dir", "", "repository (its .git is the common dir)")
@@ -42,7 +43,7 @@ func runBuild(args []string) error {
 		pprof.StartCPUProfile(pf)
 		defer pprof.StopCPUProfile()
 	}
-	l, err := facts.Open(filepath.Join(*dir, ".git"), nil)
+	l, err := ledger.Open(filepath.Join(*dir, ".git"), nil)
 	if err != nil {
 		return err
 	}
@@ -84,7 +85,7 @@ func runBuild(args []string) error {
 // segment's tree (up to 256 entries, 13 KB), so its cost follows the
 // segment's fill; a scenario that appends again and again to one fixed
 // head (gc) would otherwise compare fill levels, not ledger sizes.
-func fillHeadSegment(l *facts.Ledger, want int) (int, error) {
+func fillHeadSegment(l *ledger.Ledger, want int) (int, error) {
 	for added := 0; ; added++ {
 		n, err := headSegmentFill(l, time.Now())
 		if err != nil {
@@ -103,7 +104,7 @@ func fillHeadSegment(l *facts.Ledger, want int) (int, error) {
 }
 
 // headSegmentFill counts the facts in the newest segment of now's day.
-func headSegmentFill(l *facts.Ledger, now time.Time) (int, error) {
+func headSegmentFill(l *ledger.Ledger, now time.Time) (int, error) {
 	head, err := l.Head()
 	if err != nil || head.IsZero() {
 		return 0, err
@@ -113,7 +114,7 @@ func headSegmentFill(l *facts.Ledger, now time.Time) (int, error) {
 		return 0, err
 	}
 	tree := c.Tree
-	for _, d := range facts.LayoutDirs(now) {
+	for _, d := range ledger.LayoutDirs(now) {
 		es, err := l.Store.ReadTree(tree)
 		if err != nil {
 			return 0, err

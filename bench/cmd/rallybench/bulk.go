@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // runBulk writes a git fast-import stream of one commit on
@@ -60,10 +61,10 @@ func runBulk(args []string) error {
 		f, _ := facts.Parse([]byte(e.raw[:len(e.raw)-1]))
 		paths[i] = fmt.Sprintf("facts/%s/%04d/%s.json", e.path, k/256, f.ID)
 	}
-	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", len(ents)+1, len(facts.FormatContent), facts.FormatContent)
+	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", len(ents)+1, len(ledger.FormatContent), ledger.FormatContent)
 	msg := fmt.Sprintf("%d facts\n", len(ents))
 	fmt.Fprintf(w, "commit %s\ncommitter bench <bench@example.com> %d +0000\ndata %d\n%s", "refs/rally/ledger", end.Unix(), len(msg), msg)
-	fmt.Fprintf(w, "M 100644 :%d %s\n", len(ents)+1, facts.FormatFile)
+	fmt.Fprintf(w, "M 100644 :%d %s\n", len(ents)+1, ledger.FormatFile)
 	idx := make([]int, len(ents))
 	for i := range idx {
 		idx[i] = i

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -33,7 +34,7 @@ func (m *measurer) floor() (time.Duration, error) {
 		}
 	}
 	now := time.Now().UTC()
-	dirs := facts.LayoutDirs(now)
+	dirs := ledger.LayoutDirs(now)
 	// levels[i]: the entries (ls-tree lines by name) of the tree at depth i.
 	levels := make([]map[string]string, len(dirs)+1)
 	tree := base.String() + "^{tree}"

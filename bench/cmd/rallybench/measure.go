@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -39,7 +40,7 @@ var caseNames = map[string]string{
 	"claim-signed":  "the same claim, signed (rally.sign, an ed25519 key file)",
 	"floor":         "7-process floor: hash-object,5x mktree,commit-tree,update-ref",
 	"floor4":        "4-process floor: hash-object,mktree (1 entry),commit-tree,update-ref",
-	"inproc":        "in-process facts.Open+Append(claim)+Close",
+	"inproc":        "in-process ledger.Open+Append(claim)+Close",
 	"fsync":         "O_APPEND+fsync of one line to a plain file",
 	"hello":         "a static Go hello world (CGO_ENABLED=0)",
 	"version":       "git-rally version",
@@ -257,7 +258,7 @@ func msStr(d time.Duration) string {
 }
 
 func (m *measurer) head() (refs.Hash, error) {
-	out, err := refs.Git(m.dir, nil, "rev-parse", "--verify", facts.LedgerRef)
+	out, err := refs.Git(m.dir, nil, "rev-parse", "--verify", ledger.LedgerRef)
 	if err != nil {
 		return refs.ZeroHash, err
 	}
@@ -273,7 +274,7 @@ func (m *measurer) resetLedger() error {
 	if !m.reset {
 		return nil
 	}
-	if _, err := refs.Git(m.dir, nil, "update-ref", facts.LedgerRef, m.packedHead.String()); err != nil {
+	if _, err := refs.Git(m.dir, nil, "update-ref", ledger.LedgerRef, m.packedHead.String()); err != nil {
 		return err
 	}
 	return writeSync(filepath.Join(m.common, "rally", "cache", "state.bin"), os.O_TRUNC, m.savedState)
@@ -300,7 +301,7 @@ func writeSync(p string, flag int, b []byte) error {
 func (m *measurer) run(c string) (time.Duration, error) {
 	switch c {
 	case "revparse":
-		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rev-parse", facts.LedgerRef); return err })
+		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rev-parse", ledger.LedgerRef); return err })
 	case "room":
 		return timeIt(func() error { _, err := refs.Git(m.dir, nil, "rally", "room", "--json"); return err })
 	case "room-direct":
@@ -365,7 +366,7 @@ func (m *measurer) run(c string) (time.Duration, error) {
 		scope := fmt.Sprintf("file:src/bench/inproc-%s-%s-%d.go", m.scenario, m.size, m.round)
 		owner := facts.Owner{Tool: "bench:inproc"}
 		d, err := timeIt(func() error {
-			l, err := facts.Open(m.common, nil)
+			l, err := ledger.Open(m.common, nil)
 			if err != nil {
 				return err
 			}
@@ -388,7 +389,7 @@ func (m *measurer) run(c string) (time.Duration, error) {
 }
 
 func releaseInProc(common string, o facts.Owner, scope string) error {
-	l, err := facts.Open(common, nil)
+	l, err := ledger.Open(common, nil)
 	if err != nil {
 		return err
 	}

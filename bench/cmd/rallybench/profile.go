@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // runProfile makes -n in-process appends (open, claim, close) and, with
@@ -68,7 +69,7 @@ func runProfile(args []string) error {
 			}
 		}
 		t := time.Now()
-		l, err := facts.Open(common, nil)
+		l, err := ledger.Open(common, nil)
 		if err != nil {
 			return err
 		}

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -172,7 +172,7 @@ func appendProc(dir string, env []string, bin string, args ...string) ([]string,
 
 // ledgerIDs lists the fact ids in the ledger's tree, with git.
 func ledgerIDs(dir string) (map[string]bool, error) {
-	out, err := refs.Git(dir, nil, "ls-tree", "-r", "--name-only", facts.LedgerRef)
+	out, err := refs.Git(dir, nil, "ls-tree", "-r", "--name-only", ledger.LedgerRef)
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -80,10 +81,10 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 	remotes, _ := refs.Remotes(dir)
 	for _, rm := range remotes {
 		out.Config = append(out.Config, unsetValue(dir, "remote."+rm+".fetch", func(v string) bool {
-			return v == facts.FetchRefspec(rm) || strings.HasPrefix(strings.TrimPrefix(v, "+"), "refs/rally/")
+			return v == ledger.FetchRefspec(rm) || strings.HasPrefix(strings.TrimPrefix(v, "+"), "refs/rally/")
 		})...)
 		pushKey := "remote." + rm + ".push"
-		gone := unsetValue(dir, pushKey, func(v string) bool { return v == facts.LedgerRef+":"+facts.LedgerRef })
+		gone := unsetValue(dir, pushKey, func(v string) bool { return v == ledger.LedgerRef+":"+ledger.LedgerRef })
 		out.Config = append(out.Config, gone...)
 		// init added HEAD only when the remote had no push refspec; with
 		// the ledger's gone it is alone again, and git's default is back.
@@ -104,8 +105,8 @@ func runDeinit(f *factory, opts *deinitOptions) error {
 			}
 			out.LedgerDeleted = append(out.LedgerDeleted, ref)
 		}
-	} else if h, err := refs.Git(dir, nil, "rev-parse", "-q", "--verify", facts.LedgerRef); err == nil && strings.TrimSpace(h) != "" {
-		out.Kept = append(out.Kept, facts.LedgerRef+" (the history; --delete-ledger deletes it)")
+	} else if h, err := refs.Git(dir, nil, "rev-parse", "-q", "--verify", ledger.LedgerRef); err == nil && strings.TrimSpace(h) != "" {
+		out.Kept = append(out.Kept, ledger.LedgerRef+" (the history; --delete-ledger deletes it)")
 	}
 	// Last: the ledger's own files (caches, locks) go once nothing of rally
 	// runs any more.

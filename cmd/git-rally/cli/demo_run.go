@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -269,7 +270,7 @@ func runDemoSteps(repo string, steps []demoStep, agents []demoAgent, each func(d
 
 // demoAfter reads what a step wrote and the room it left.
 func demoAfter(repo string, at time.Time, seen map[string]bool) ([]*facts.Fact, roomJSON, error) {
-	l, err := facts.Open(filepath.Join(repo, ".git"), func() time.Time { return at })
+	l, err := ledger.Open(filepath.Join(repo, ".git"), func() time.Time { return at })
 	if err != nil {
 		return nil, roomJSON{}, err
 	}

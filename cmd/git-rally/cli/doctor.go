@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 type problemJSON struct {
@@ -71,7 +72,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	if err != nil {
 		return err
 	}
-	var healed *facts.HealResult
+	var healed *ledger.HealResult
 	if opts.repair {
 		hr, err := l.Heal()
 		if err != nil {
@@ -87,7 +88,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	}
 	if !opts.repair {
 		if whole, err := l.HistoryWhole(); err == nil && !whole && !hasCode(problems, "missing-object") {
-			problems = append(problems, facts.Problem{Code: "missing-object",
+			problems = append(problems, ledger.Problem{Code: "missing-object",
 				Message: "objects of the ledger's history are missing in this clone (a git prune beside rally's appends removes them); every fact is still in the cache: git rally doctor --repair"})
 		}
 	}
@@ -153,7 +154,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 			fmt.Fprintf(f.Out, "%s %s %s of %s (%s since %s)\n", verb, r.Kind, r.ID, r.Owner, r.Reason, r.Since)
 		}
 		if s := out.Signatures; s != nil {
-			fmt.Fprintf(f.Out, "signatures: %d verified, %d unsigned, %d bad\n", s[facts.Verified], s[facts.Unsigned], s[facts.BadSig])
+			fmt.Fprintf(f.Out, "signatures: %d verified, %d unsigned, %d bad\n", s[ledger.Verified], s[ledger.Unsigned], s[ledger.BadSig])
 		}
 		if out.OK {
 			fmt.Fprintln(f.Out, "ledger ok")
@@ -174,7 +175,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	return nil
 }
 
-func hasCode(ps []facts.Problem, code string) bool {
+func hasCode(ps []ledger.Problem, code string) bool {
 	for _, p := range ps {
 		if p.Code == code {
 			return true

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -88,7 +89,7 @@ func runInit(f *factory, opts *initOptions) error {
 		fmt.Fprintf(f.Out, "git fetch %s now brings the ledger to refs/rally-remotes/%s/ledger\n", opts.remote, opts.remote)
 		// A fresh clone sees the room at once: fetch the ledger now.
 		// An unreachable remote is not an error here; sync will say.
-		if err := refs.Fetch(r.Dir(), opts.remote, facts.FetchRefspec(opts.remote), nil); err != nil {
+		if err := refs.Fetch(r.Dir(), opts.remote, ledger.FetchRefspec(opts.remote), nil); err != nil {
 			fmt.Fprintf(f.Err, "git-rally: warning: could not fetch the ledger of %s now: %s\n", facts.Sanitize(opts.remote, 100), facts.Sanitize(firstLine(err.Error()), 300))
 		} else if st, err := l.Read(); err == nil {
 			fmt.Fprintf(f.Out, "fetched the ledger of %s: %d facts in the room\n", facts.Sanitize(opts.remote, 100), st.Facts)
@@ -106,7 +107,7 @@ func runInit(f *factory, opts *initOptions) error {
 // sign, so a missing key changes nothing.
 func enableSigning(commonDir, dir string) error {
 	cfg := refs.ReadConfig(commonDir, "")
-	s := facts.NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
+	s := ledger.NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
 	if err := s.Ready(); err != nil {
 		return err
 	}
@@ -163,7 +164,7 @@ func addRemoteRefspecs(dir, remote string, pushRefspec bool) error {
 	// An exact refspec written by an earlier version breaks plain fetch of
 	// a remote without a ledger; the pattern replaces it.
 	refs.Git(dir, nil, "config", "--unset-all", "remote."+remote+".fetch", `^\+?refs/rally/ledger:refs/rally-remotes/`)
-	if err := addConfigOnce(dir, "remote."+remote+".fetch", facts.FetchRefspec(remote)); err != nil {
+	if err := addConfigOnce(dir, "remote."+remote+".fetch", ledger.FetchRefspec(remote)); err != nil {
 		return err
 	}
 	if out, _ := refs.Git(dir, nil, "config", "--get", "rally.remote"); strings.TrimSpace(out) == "" {
@@ -181,7 +182,7 @@ func addRemoteRefspecs(dir, remote string, pushRefspec bool) error {
 			return err
 		}
 	}
-	return addConfigOnce(dir, "remote."+remote+".push", facts.LedgerRef+":"+facts.LedgerRef)
+	return addConfigOnce(dir, "remote."+remote+".push", ledger.LedgerRef+":"+ledger.LedgerRef)
 }
 
 func addConfigOnce(dir, key, value string) error {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 const chunkSize = 32 << 10
@@ -105,7 +106,7 @@ func (cw *chunkWriter) flush() {
 // as it is written, not all of them first.
 type claimStream struct {
 	views    []facts.ClaimView
-	verifier *facts.Verifier
+	verifier *ledger.Verifier
 }
 
 // stream appends the claims array of s, as claims does for the claims

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 func newCmdRoom(f *factory) *cobra.Command {
@@ -268,7 +269,7 @@ func toRoomJSONWithout(r *facts.Room) roomJSON {
 
 // addRoomVerdicts sets the verdict of every peer (its latest fact), claim
 // and handoff; out's lists are in room's order.
-func addRoomVerdicts(v *facts.Verifier, out *roomJSON, room *facts.Room) {
+func addRoomVerdicts(v *ledger.Verifier, out *roomJSON, room *facts.Room) {
 	if v == nil {
 		return
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/web/webapi"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -99,7 +100,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 		}
 	}
 	// The watcher reads the ref on a ledger of its own, in its own goroutine.
-	wl, err := facts.Open(l.Store.CommonDir, serveNow)
+	wl, err := ledger.Open(l.Store.CommonDir, serveNow)
 	if err != nil {
 		ln.Close()
 		return err
@@ -149,7 +150,7 @@ func serveNow() time.Time {
 type serveSource struct {
 	mu     sync.Mutex // one command at a time
 	hmu    sync.Mutex // the ledger below
-	ledger *facts.Ledger
+	ledger *ledger.Ledger
 	repo   *worktree.Repo
 	tool   string // reviews are sent as this identity
 

@@ -10,6 +10,7 @@ import (
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/delivery"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 type statusOptions struct {
@@ -101,7 +102,7 @@ func runStatus(f *factory, opts *statusOptions, activity string) error {
 // takeQueued hands over what was queued for the caller's managed session
 // (SPEC §13: a custom agent that declares idle gets deliveries as a known
 // host does), recording their delivery.
-func takeQueued(f *factory, l *facts.Ledger, o facts.Owner) (string, []*facts.Fact, error) {
+func takeQueued(f *factory, l *ledger.Ledger, o facts.Owner) (string, []*facts.Fact, error) {
 	st, err := f.State()
 	if err != nil {
 		return "", nil, err

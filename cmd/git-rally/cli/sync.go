@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 )
 
@@ -92,7 +93,7 @@ func runSync(f *factory, opts *syncOptions) error {
 	if err != nil {
 		return err
 	}
-	so := facts.SyncOptions{Remote: remote, Dir: dir, Push: !opts.noPush}
+	so := ledger.SyncOptions{Remote: remote, Dir: dir, Push: !opts.noPush}
 	var prog *delayedWriter
 	if isTerminal(f.Err) {
 		prog = &delayedWriter{w: f.Err, now: time.Now, delay: time.Second}
@@ -111,7 +112,7 @@ func runSync(f *factory, opts *syncOptions) error {
 	}
 	if err != nil {
 		var (
-			pr *facts.PushRefusedError
+			pr *ledger.PushRefusedError
 			ge *refs.GitError
 		)
 		switch {
@@ -128,7 +129,7 @@ func runSync(f *factory, opts *syncOptions) error {
 	}
 	contests := st.Contests()
 	if opts.j.On() {
-		out := syncJSON{Remote: res.Remote, Fetched: res.Fetched, NewFacts: res.NewFacts, Merged: res.Merge != facts.MergeNone,
+		out := syncJSON{Remote: res.Remote, Fetched: res.Fetched, NewFacts: res.NewFacts, Merged: res.Merge != ledger.MergeNone,
 			Pushed: res.Pushed, Contested: []string{}, Merge: res.Merge, Risks: []string{}, Retracted: []string{}, Head: hashOrEmpty(res.Head),
 			RemoteHead: hashOrEmpty(res.RemoteHead), Rounds: res.Rounds, Rewritten: res.Rewritten, Missing: res.Missing}
 		for _, c := range contests {
@@ -149,7 +150,7 @@ func runSync(f *factory, opts *syncOptions) error {
 		fmt.Fprintf(w, "%s has no ledger any more\n", remote)
 	case !res.Fetched:
 		fmt.Fprintf(w, "%s has no ledger yet\n", remote)
-	case res.Merge == facts.MergeNone:
+	case res.Merge == ledger.MergeNone:
 		fmt.Fprintf(w, "fetched %s: nothing new\n", remote)
 	default:
 		fmt.Fprintf(w, "fetched %s: %s (%s)\n", remote, plural(res.NewFacts, "new fact"), res.Merge)
@@ -177,7 +178,7 @@ func runSync(f *factory, opts *syncOptions) error {
 	return nil
 }
 
-func (f *factory) warnRewritten(res *facts.SyncResult, noPush bool) {
+func (f *factory) warnRewritten(res *ledger.SyncResult, noPush bool) {
 	what := fmt.Sprintf("the ledger on %s lost %d facts this clone saw there before (its history was rewritten or the ref deleted)",
 		res.Remote, res.Missing)
 	switch {

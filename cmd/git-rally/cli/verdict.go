@@ -8,10 +8,11 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 // verdictOf is v's verdict on a fact, "" without a verifier.
-func verdictOf(v *facts.Verifier, id, tool string) string {
+func verdictOf(v *ledger.Verifier, id, tool string) string {
 	if v == nil || id == "" {
 		return ""
 	}
@@ -57,7 +58,7 @@ func withVerdict(raw json.RawMessage, v string) json.RawMessage {
 }
 
 // factsWithVerdicts is rawFacts with each fact's verdict.
-func factsWithVerdicts(v *facts.Verifier, fs []*facts.Fact) []json.RawMessage {
+func factsWithVerdicts(v *ledger.Verifier, fs []*facts.Fact) []json.RawMessage {
 	out := cmdutil.RawFacts(fs)
 	if v == nil {
 		return out

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 )
 
 type watchOptions struct {
@@ -54,7 +55,7 @@ the ledger is still.`,
 }
 
 func runWatch(f *factory, opts *watchOptions) error {
-	interval := facts.DefaultWatchInterval
+	interval := ledger.DefaultWatchInterval
 	var err error
 	if opts.interval != "" {
 		if interval, err = parseDuration("--interval", opts.interval); err != nil {
@@ -149,7 +150,7 @@ func runWatch(f *factory, opts *watchOptions) error {
 
 // watchBatch prints the facts of one batch that pass the --tool filter
 // and runs --on-activity for them; it returns how many it printed.
-func watchBatch(f *factory, l *facts.Ledger, opts *watchOptions, tool, from, to string, fs []*facts.Fact) int {
+func watchBatch(f *factory, l *ledger.Ledger, opts *watchOptions, tool, from, to string, fs []*facts.Fact) int {
 	if tool != "" && len(fs) > 0 {
 		st, err := l.Read()
 		if err != nil {

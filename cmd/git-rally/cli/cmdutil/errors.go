@@ -9,6 +9,7 @@ import (
 	"github.com/tidwall/gjson"
 
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -58,7 +59,7 @@ const (
 func Classify(err error) (int, string, string) {
 	var (
 		ue *UsageError
-		nf *facts.NotFoundError
+		nf *ledger.NotFoundError
 		re *facts.RefusedError
 		ce *facts.ConflictError
 		ee *ExitError
@@ -115,7 +116,7 @@ func errorCode(err error) string {
 		ue *UsageError
 		re *facts.RefusedError
 		ce *facts.ConflictError
-		nf *facts.NotFoundError
+		nf *ledger.NotFoundError
 		ee *ExitError
 	)
 	switch {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/hooks"
+	"github.com/git-rally/git-rally/ledger"
 	"github.com/git-rally/git-rally/refs"
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -58,7 +59,7 @@ type Factory struct {
 	repo    *worktree.Repo
 	repoDir string       // the directory repo was discovered from
 	cfg     *refs.Config // the repository's git configuration, read once
-	ledger  *facts.Ledger
+	ledger  *ledger.Ledger
 	state   *facts.State
 	now     *time.Time
 	self    string // the tool Identity resolved
@@ -94,7 +95,7 @@ func (f *Factory) Warnings() []string {
 }
 
 // Opened is the ledger if it was opened, else nil.
-func (f *Factory) Opened() *facts.Ledger { return f.ledger }
+func (f *Factory) Opened() *ledger.Ledger { return f.ledger }
 
 // Forget drops the projection State read: the ledger moved.
 func (f *Factory) Forget() { f.state = nil }
@@ -172,7 +173,7 @@ func (f *Factory) RepoAt(dir string) (*worktree.Repo, error) {
 
 // LedgerOf is the command's ledger (Ledger) when r is its repository
 // and the clock is good; else nil and no error: the caller opens r's.
-func (f *Factory) LedgerOf(r *worktree.Repo) (*facts.Ledger, error) {
+func (f *Factory) LedgerOf(r *worktree.Repo) (*ledger.Ledger, error) {
 	if r != f.repo {
 		return nil, nil
 	}
@@ -191,7 +192,7 @@ func (f *Factory) Config(r *worktree.Repo) *refs.Config {
 }
 
 // Ledger opens the room's ledger.
-func (f *Factory) Ledger() (*facts.Ledger, error) {
+func (f *Factory) Ledger() (*ledger.Ledger, error) {
 	if f.ledger != nil {
 		return f.ledger, nil
 	}
@@ -202,7 +203,7 @@ func (f *Factory) Ledger() (*facts.Ledger, error) {
 	if err != nil {
 		return nil, err
 	}
-	l, err := facts.OpenConfig(r.CommonDir, f.MustNow, f.Config(r))
+	l, err := ledger.OpenConfig(r.CommonDir, f.MustNow, f.Config(r))
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +307,7 @@ func (f *Factory) Asker() (facts.Owner, error) {
 
 // verifier returns the ledger's Verifier, nil when no signing or
 // allowed-signers file is configured (then no output carries verdicts).
-func (f *Factory) Verifier() (*facts.Verifier, error) {
+func (f *Factory) Verifier() (*ledger.Verifier, error) {
 	l, err := f.Ledger()
 	if err != nil {
 		return nil, err

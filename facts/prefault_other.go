@@ -1,8 +1,0 @@
-//go:build !linux
-
-package facts
-
-import "unsafe"
-
-// prefault maps an allocation's pages ahead on Linux only.
-func prefault(p unsafe.Pointer, n uintptr) {}

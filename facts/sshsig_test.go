@@ -1,5 +1,0 @@
-package facts
-
-// The signing tests need package sshsig's refs.SSH, as the command line
-// links it in.
-import _ "github.com/git-rally/git-rally/sshsig"

@@ -1,0 +1,314 @@
+package ledger
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// Append writes facts as one commit on the ledger. fn runs inside the
+// critical section: the ref lock is held and the state is the projection of
+// the tip the new commit will have as its parent, so a rule it checks
+// cannot be invalidated by a concurrent writer. Nothing is written when fn
+// or validation fails.
+func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
+	if err := l.checkCanWrite(false); err != nil {
+		return nil, err
+	}
+	if !l.NoTracking {
+		l.MergeTracking()
+	}
+	lock, err := l.Store.LockRef(LedgerRef)
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
+	if !lock.Old.IsZero() && !l.healing && !l.Store.HasObject(lock.Old) {
+		// A prune took the head's commit: write the facts back first
+		// (one object looked up per append; doctor --repair and sync
+		// check the whole history).
+		lock.Unlock()
+		l.healing = true
+		_, err := l.Heal()
+		if err == nil {
+			var fs []*facts.Fact
+			fs, err = l.Append(fn)
+			l.healing = false
+			return fs, err
+		}
+		l.healing = false
+		return nil, historyFailure(err)
+	}
+	if lock.RemovedStale {
+		l.warn("removed a stale %s.lock left by a killed process", LedgerRef)
+	}
+	unlock := l.cache.lock()
+	defer unlock()
+	st, err := l.catchUp(lock.Old)
+	if err != nil {
+		return nil, err
+	}
+	now := l.Now().UTC()
+	vst, err := l.view(st)
+	if err != nil {
+		return nil, err
+	}
+	fs, err := fn(vst, now)
+	if err != nil {
+		return nil, err
+	}
+	if len(fs) == 0 {
+		return nil, nil
+	}
+	if err := l.checkCanWrite(true); err != nil {
+		return nil, err
+	}
+	if err := l.checkVerdicts(fs, now); err != nil {
+		return nil, err
+	}
+	for i, f := range fs {
+		f.V = 1
+		if f.At == "" {
+			f.At = facts.FormatTime(now)
+		}
+		f.Clock = st.MaxClock + 1 + int64(i)
+		if f.Access == "" && f.Kind == facts.KindClaim {
+			f.Access = facts.Exclusive
+		}
+		if err := f.Validate(); err != nil {
+			return nil, err
+		}
+		f.Seal()
+	}
+	// The state is at lock.Old, so its tree is the parent's: no object read.
+	var parentTree refs.Hash
+	if !lock.Old.IsZero() {
+		if st.Head != lock.Old.String() {
+			return nil, fmt.Errorf("internal: projection at %s, ledger at %s", st.Head, lock.Old)
+		}
+		if parentTree, err = refs.ParseHash(st.Tree); err != nil {
+			c, err := l.Store.ReadCommit(lock.Old)
+			if err != nil {
+				return nil, fmt.Errorf("reading ledger head: %w", err)
+			}
+			parentTree = c.Tree
+		}
+	}
+	tree, err := l.addFacts(parentTree, now, fs)
+	if err != nil {
+		return nil, err
+	}
+	var parents []refs.Hash
+	if !lock.Old.IsZero() {
+		parents = []refs.Hash{lock.Old}
+	}
+	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: message(fs), When: now})
+	if err != nil {
+		return nil, err
+	}
+	if err := lock.Commit(commit); err != nil {
+		return nil, err
+	}
+	// The ref has moved: a prune that read the refs before may still
+	// delete the objects it now needs. Other writers may go on meanwhile.
+	lock.Unlock()
+	if err := l.Store.Ensure(); err != nil {
+		return nil, fmt.Errorf("fact recorded, but its objects could not be checked: %w", err)
+	}
+	// The facts are acknowledged from here on; the cache is disposable.
+	cp := st.Clone()
+	cp.SetHorizon(l.horizon())
+	if cp.Apply(append([]*facts.Fact(nil), fs...)) == nil {
+		cp.Head, cp.Tree = commit.String(), tree.String()
+		l.cache.checkpointBefore(st, cp)
+		l.cache.saveFrom(st, cp, fs, false)
+		l.last = cp
+	}
+	if l.AutoPack {
+		if _, err := l.Store.MaybePack(); err != nil {
+			// The facts are recorded; their objects stay loose.
+			l.Warnings = append(l.Warnings, fmt.Sprintf("the ledger's objects were not packed: %v", err))
+		}
+	}
+	return fs, nil
+}
+
+func message(fs []*facts.Fact) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.Summary()
+	}
+	m := strings.Join(parts, "; ")
+	m = facts.CutWords(m, 197)
+	return m + "\n"
+}
+
+// addFacts writes the fact blobs into the newest segment of the time path
+// and rewrites the trees above it. root may be zero for a new ledger.
+func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs.Hash, error) {
+	dirs := LayoutDirs(now)
+	// levels[i] holds the entries of the tree at depth i along the path:
+	// root, facts, month, day.
+	levels := make([][]refs.Entry, len(dirs)+1)
+	cur := root
+	for i := 0; i <= len(dirs); i++ {
+		if !cur.IsZero() {
+			es, err := l.readTree(cur)
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			levels[i] = es
+		}
+		if i == len(dirs) {
+			break
+		}
+		cur = refs.ZeroHash
+		for _, e := range levels[i] {
+			if e.Name == dirs[i] && e.Dir {
+				cur = e.Hash
+			}
+		}
+	}
+	// Pick the segment: the newest one unless it is full.
+	day := levels[len(dirs)]
+	seg, segNum := refs.ZeroHash, 0
+	for _, e := range day {
+		if n, ok := segmentNumber(e.Name); ok && e.Dir && n >= segNum {
+			seg, segNum = e.Hash, n
+		}
+	}
+	var segEntries []refs.Entry
+	if !seg.IsZero() {
+		es, err := l.readTree(seg)
+		if err != nil {
+			return refs.ZeroHash, err
+		}
+		segEntries = es
+		if len(es)+len(fs) > segMax {
+			segEntries, segNum = nil, segNum+1
+		}
+	}
+	for _, f := range fs {
+		h, err := l.Store.WriteBlob(f.Raw)
+		if err != nil {
+			return refs.ZeroHash, err
+		}
+		segEntries = append(segEntries, refs.Entry{Name: f.ID + ".json", Hash: h})
+	}
+	child, err := l.writeTree(segEntries)
+	if err != nil {
+		return refs.ZeroHash, err
+	}
+	name := fmt.Sprintf("%04d", segNum)
+	for i := len(dirs); i >= 0; i-- {
+		es := replaceEntry(levels[i], refs.Entry{Name: name, Dir: true, Hash: child})
+		if i == 0 && !hasEntry(es, FormatFile) {
+			fh, err := l.Store.WriteBlob([]byte(FormatContent))
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			es = append(es, refs.Entry{Name: FormatFile, Hash: fh})
+		}
+		if child, err = l.writeTree(es); err != nil {
+			return refs.ZeroHash, err
+		}
+		if i > 0 {
+			name = dirs[i-1]
+		}
+	}
+	return child, nil
+}
+
+// segmentNumber reads a segment's name as fmt.Sscanf's %d read it: an
+// leading blanks, an optional sign, then decimal digits ("0007" is 7).
+func segmentNumber(name string) (int, bool) {
+	i := 0
+	for i < len(name) && (name[i] == ' ' || name[i] == '\t' || name[i] == '\r') {
+		i++
+	}
+	start := i
+	if i < len(name) && (name[i] == '+' || name[i] == '-') {
+		i++
+	}
+	j := i
+	for j < len(name) && name[j] >= '0' && name[j] <= '9' {
+		j++
+	}
+	if j == i {
+		return 0, false
+	}
+	n, err := strconv.Atoi(name[start:j])
+	return n, err == nil
+}
+
+// writeTree writes a tree of es and remembers its entries. The tree cache
+// keeps a sorted copy of its own: es may share its array with entries
+// remembered for another tree (a segment's entries plus one), and sorting
+// es in place would rewrite that tree's entries.
+func (l *Ledger) writeTree(es []refs.Entry) (refs.Hash, error) {
+	h, err := l.Store.WriteTree(es)
+	if err == nil {
+		own := slices.Clone(es)
+		sort.Slice(own, func(i, j int) bool { return own[i].Name < own[j].Name })
+		l.cache.remember(h, own)
+	}
+	return h, err
+}
+
+func replaceEntry(es []refs.Entry, e refs.Entry) []refs.Entry {
+	out := make([]refs.Entry, 0, len(es)+1)
+	for _, x := range es {
+		if x.Name != e.Name {
+			out = append(out, x)
+		}
+	}
+	return append(out, e)
+}
+
+func hasEntry(es []refs.Entry, name string) bool {
+	for _, e := range es {
+		if e.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// Init writes the ledger's root commit (only the format marker) when there
+// is no ledger yet. It reports whether it wrote one.
+func (l *Ledger) Init() (bool, error) {
+	lock, err := l.Store.LockRef(LedgerRef)
+	if err != nil {
+		return false, err
+	}
+	defer lock.Unlock()
+	if !lock.Old.IsZero() {
+		return false, nil
+	}
+	if err := l.checkCanWrite(false); err != nil {
+		return false, err
+	}
+	fh, err := l.Store.WriteBlob([]byte(FormatContent))
+	if err != nil {
+		return false, err
+	}
+	tree, err := l.writeTree([]refs.Entry{{Name: FormatFile, Hash: fh}})
+	if err != nil {
+		return false, err
+	}
+	c, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Message: "init rally ledger\n", When: l.Now().UTC()})
+	if err != nil {
+		return false, err
+	}
+	if err := lock.Commit(c); err != nil {
+		return false, err
+	}
+	lock.Unlock()
+	return true, l.Store.Ensure()
+}

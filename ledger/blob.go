@@ -1,0 +1,186 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+func (l *Ledger) parseBlobs(bs []blobRef) []*facts.Fact {
+	parsed := make([][]*facts.Fact, len(bs))
+	warns := make([][]string, len(bs))
+	collect := func() []*facts.Fact {
+		n := 0
+		for i := range parsed {
+			n += len(parsed[i])
+		}
+		out := make([]*facts.Fact, 0, n)
+		for i := range bs {
+			out = append(out, parsed[i]...)
+			l.Warnings = append(l.Warnings, warns[i]...)
+		}
+		return out
+	}
+	if len(bs) >= refs.BatchThreshold {
+		// One git cat-file streams the blobs; decoding and checking
+		// them, CPU work, runs on the other cores meanwhile.
+		type job struct {
+			i    int
+			data []byte
+		}
+		jobs := make(chan job, 256)
+		var wg sync.WaitGroup
+		for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range jobs {
+					parsed[j.i], warns[j.i] = parseBlob(bs[j.i].path, j.data)
+				}
+			}()
+		}
+		hs := make([]refs.Hash, len(bs))
+		for i, b := range bs {
+			hs[i] = b.hash
+		}
+		err := l.Store.StreamBlobs(hs, func(i int, data []byte) { jobs <- job{i, data} })
+		close(jobs)
+		wg.Wait()
+		if err == nil {
+			return collect()
+		}
+		// On error, fall back to one by one.
+	}
+	for i, b := range bs {
+		data, err := l.Store.ReadBlob(b.hash)
+		if err != nil {
+			parsed[i], warns[i] = nil, []string{fmt.Sprintf("%s: %v", b.path, err)}
+			continue
+		}
+		parsed[i], warns[i] = parseBlob(b.path, data)
+	}
+	return collect()
+}
+
+// cutLine splits the first line off b: the line without its newline, the
+// rest, and whether a newline ended the line.
+func cutLine(b []byte) (line, rest []byte, nl bool) {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return b[:i], b[i+1:], true
+	}
+	return b, nil, false
+}
+
+// parseBlob reads the facts of one blob, skipping (with a warning each)
+// lines that do not parse and facts that are corrupt: those are kept in
+// the ledger and synced unchanged, never believed: they shadow, replace or
+// close nothing.
+func parseBlob(path string, data []byte) ([]*facts.Fact, []string) {
+	return parseBlobRaw(path, data, false)
+}
+
+// parseBlobRaw is parseBlob; with alias, a fact's Raw is its line in data
+// when a newline ends it there (the caller owns data and keeps it as is).
+func parseBlobRaw(path string, data []byte, alias bool) ([]*facts.Fact, []string) {
+	var sc blobScanner
+	name := facts.BaseName(path)
+	dir := strings.TrimSuffix(path[:len(path)-len(name)], "/")
+	var out []*facts.Fact
+	warns := sc.each(dir, name, data, true, alias, func(f *facts.Fact, raw []byte) {
+		f.Raw = raw
+		out = append(out, f)
+	})
+	return out, warns
+}
+
+// A blobScanner reads the lines of fact blobs: the one parser of the
+// ledger's text, for reads (parseBlob) and rebuilds (scan). It keeps what
+// it reuses from one line and one blob to the next.
+type blobScanner struct {
+	f   facts.Fact
+	ms  facts.FastMembers
+	buf []byte
+}
+
+// scan returns the good facts of the blob b, and a warning for each line
+// skipped, exactly as parseBlobRaw(its path, data, true) does.
+func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
+	var out []scanned
+	warns := sc.each(b.dir, b.name, data, false, true, func(f *facts.Fact, raw []byte) {
+		s := scanned{clock: f.Clock, raw: raw}
+		s.id, s.idOK = parseFactID(f.ID)
+		if f.Kind == facts.KindRetract && f.Ref != "" {
+			s.retract = &retractRef{id: strings.Clone(f.ID), ref: strings.Clone(f.Ref), tool: strings.Clone(f.Tool)}
+		}
+		out = append(out, s)
+	})
+	return out, warns
+}
+
+// each calls emit with each good fact of the blob name in dir and its
+// line ending in a newline (raw), and returns a warning for each line it
+// skips. With own, each fact is emit's, its strings copied from the line;
+// without, the scanner reuses one fact whose strings alias data, valid
+// while emit runs. raw is data's own bytes when a newline ends the line
+// there and alias is set, a copy otherwise.
+func (sc *blobScanner) each(dir, name string, data []byte, own, alias bool, emit func(f *facts.Fact, raw []byte)) []string {
+	path := func() string { return joinPath(dir, name) }
+	if w, ok := oversizeWarning(path(), data); ok {
+		return []string{w}
+	}
+	var warns []string
+	for rest := data; len(rest) > 0; {
+		var line []byte
+		var nl bool
+		line, rest, nl = cutLine(rest)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var c *facts.Corrupt
+		var raw []byte
+		f, str := &sc.f, ""
+		if own {
+			// One string holds the line; the fields written as they are
+			// are slices of it (one allocation a fact, not one a field).
+			f, str = &facts.Fact{}, string(line)
+		} else {
+			sc.f, str = facts.Fact{}, unsafe.String(unsafe.SliceData(line), len(line))
+		}
+		sc.ms = facts.FastMembers{}
+		if facts.FastDecodeInto(f, line, str, &sc.ms) && f.ID != "" && f.Kind != "" {
+			// A canonical line: decoded and hashed without encoding/json.
+			if alias && nl {
+				raw = line[: len(line)+1 : len(line)+1]
+			} else {
+				raw = append(append(make([]byte, 0, len(line)+1), line...), '\n')
+			}
+			var id [18]byte
+			sc.buf = facts.FastIDInto(&id, sc.buf, line, &sc.ms)
+			got := f.ID
+			if string(id[:]) != got {
+				got = string(id[:])
+			}
+			c = facts.CheckStoredID(f, got, nil, name)
+		} else {
+			var err error
+			if f, err = facts.Parse(line); err != nil {
+				warns = append(warns, fmt.Sprintf("skipping unreadable line in %s: %v", facts.Sanitize(path(), 200), err))
+				continue
+			}
+			raw = f.Raw
+			c = facts.CheckStored(f, line, name)
+		}
+		if c != nil {
+			warns = append(warns, fmt.Sprintf("skipping corrupt fact in %s: %s: %s", facts.Sanitize(path(), 200), c.Code, c.Message))
+			continue
+		}
+		emit(f, raw)
+	}
+	return warns
+}

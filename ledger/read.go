@@ -1,0 +1,119 @@
+package ledger
+
+import (
+	"errors"
+	"slices"
+	"strings"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// blobRef is a fact blob found in a tree.
+type blobRef struct {
+	path string
+	hash refs.Hash
+}
+
+// diff lists the blobs in newT that are not in oldT, descending only into
+// subtrees whose ids differ.
+func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
+	var out []blobRef
+	shrank := false
+	var walk func(prefix string, o, n refs.Hash) error
+	walk = func(prefix string, o, n refs.Hash) error {
+		if o == n {
+			return nil
+		}
+		ne, err := l.readTree(n)
+		if err != nil {
+			return err
+		}
+		var oe []refs.Entry
+		if !o.IsZero() {
+			if oe, err = l.readTree(o); err != nil {
+				return err
+			}
+		}
+		old := make(map[string]refs.Entry, len(oe))
+		for _, e := range oe {
+			old[e.Name] = e
+		}
+		if len(oe) > 0 {
+			names := make(map[string]bool, len(ne))
+			for _, e := range ne {
+				names[e.Name] = true
+			}
+			for _, e := range oe {
+				if !names[e.Name] {
+					shrank = true
+				}
+			}
+		}
+		for _, e := range ne {
+			p := joinPath(prefix, e.Name)
+			oldE, had := old[e.Name]
+			if e.Dir {
+				var ot refs.Hash
+				if had && oldE.Dir {
+					ot = oldE.Hash
+				}
+				if err := walk(p, ot, e.Hash); err != nil {
+					return err
+				}
+				continue
+			}
+			if had && oldE.Hash == e.Hash {
+				continue
+			}
+			if had {
+				shrank = true // a fact file whose content changed
+			}
+			if isFactPath(p) {
+				out = append(out, blobRef{p, e.Hash})
+			}
+		}
+		return nil
+	}
+	err := walk("", oldT, newT)
+	if err == nil && shrank {
+		err = errShrank
+	}
+	return out, err
+}
+
+// errShrank reports that the new tree lacks something the old one held:
+// the ledger ref was moved back or rewritten by hand. The caller gets the
+// added blobs too, but a projection must be rebuilt from scratch.
+var errShrank = errors.New("ledger lost facts since the last read")
+
+func joinPath(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "/" + b
+}
+
+func isFactPath(p string) bool {
+	return strings.HasPrefix(p, factsDir+"/") && strings.HasSuffix(p, ".json")
+}
+
+func (l *Ledger) readTree(h refs.Hash) ([]refs.Entry, error) {
+	if es, ok := l.cache.tree(h); ok {
+		return es, nil
+	}
+	es, err := l.Store.ReadTree(h)
+	if err == nil {
+		l.cache.remember(h, es)
+	}
+	return slices.Clip(es), err
+}
+
+// readAll returns every fact under a tree.
+func (l *Ledger) readAll(tree refs.Hash) ([]*facts.Fact, error) {
+	refsList, err := l.diff(refs.ZeroHash, tree)
+	if err != nil {
+		return nil, err
+	}
+	return l.parseBlobs(refsList), nil
+}

@@ -1,0 +1,468 @@
+package ledger
+
+import (
+	"bytes"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// A rebuild projects every fact of a ledger from scratch without holding
+// them: each fact is decoded and checked once, its stored line copied
+// into an arena of plain bytes and a small key (clock, id, where its line
+// is) kept. The keys are sorted, and the lines are read back in (clock,
+// id) order: written to the new mirror and decoded again, one at a time,
+// into the projection. Memory is the ledger's text plus 40 bytes a fact,
+// not 100k Fact structs and their strings.
+
+// project builds the projection of the stored facts for a reader whose
+// horizon is hz, exactly as BuildAt does on the same facts, and calls
+// emit with each line and its fact in (clock, id) order. It returns
+// errRebuild when a stored line does not decode again (a bug).
+func (ls *lineStore) project(hz time.Time, emit func(line []byte, f *facts.Fact)) (*facts.State, error) {
+	return ls.projectFrom(nil, hz, emit)
+}
+
+// projectFrom is project on top of a checkpoint's projection cp (nil:
+// from nothing), the stored facts being the ones after it. A retraction
+// whose target is not among them is believed to retract nothing only
+// when the checkpoint says so (cp.ignore); otherwise it returns
+// errRebuild: its target may be before the checkpoint.
+func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []byte, f *facts.Fact)) (*facts.State, error) {
+	ls.sortUnique()
+	s := facts.NewState()
+	var cps checkpointPoints
+	if cp != nil {
+		s = cp.st
+		// Retractions the checkpoint knows count for nothing; those
+		// before this tail never come again.
+		for id := range cp.ignore {
+			cps.ignored(id, lineKey{clock: math.MaxInt64})
+		}
+	}
+	s.SetHorizon(hz)
+	if len(ls.retracts) > 0 {
+		// BuildAt's first pass: a retraction counts when its target
+		// exists and has its author; the first one in order wins.
+		want := map[uint64]string{}
+		for _, r := range ls.retracts {
+			if id, ok := parseFactID(r.ref); ok {
+				want[id] = ""
+			}
+		}
+		found := map[uint64]bool{}
+		for _, k := range ls.keys {
+			if _, ok := want[k.id]; ok {
+				f, err := facts.Parse(ls.line(k))
+				if err != nil {
+					return nil, facts.ErrRebuild
+				}
+				want[k.id], found[k.id] = f.Tool, true
+			}
+		}
+		rs := ls.retracts
+		slices.SortFunc(rs, func(a, b retractRef) int { return a.key.cmp(b.key) })
+		// After a checkpoint, State.Retraction holds the retractions the
+		// rebuild that took it knew, these facts' too: a retraction here
+		// of a fact before the checkpoint must be one of them.
+		here := map[string]bool{}
+		if cp != nil {
+			for _, r := range rs {
+				here[r.id] = true
+			}
+		}
+		decided := map[string]bool{}
+		for _, r := range rs {
+			id, ok := parseFactID(r.ref)
+			if ok && !found[id] {
+				// A retraction of nothing here: of nothing at all in a
+				// rebuild, of a fact before it after a checkpoint.
+				if cp != nil && s.Retraction[r.ref] != r.id && !cp.ignore[r.id] {
+					return nil, facts.ErrRebuild
+				}
+				if s.Retraction[r.ref] != r.id {
+					cps.ignored(r.id, r.key)
+				}
+				continue
+			}
+			if !ok || want[id] != r.tool || decided[r.ref] {
+				cps.ignored(r.id, r.key) // counts for nothing
+				continue
+			}
+			decided[r.ref] = true
+			if x, known := s.Retraction[r.ref]; !known || here[x] {
+				s.Retraction[r.ref] = r.id // the first one in order
+			} else {
+				cps.ignored(r.id, r.key)
+			}
+		}
+	}
+	// The lines are decoded again on the other cores, a batch at a time
+	// and a few batches ahead; they are applied here, in order.
+	const batch = 512
+	type decoded struct {
+		fs  []*facts.Fact
+		bad bool
+	}
+	nb := (len(ls.keys) + batch - 1) / batch
+	order := make(chan chan decoded, 2*max(1, runtime.GOMAXPROCS(0)))
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		defer close(order)
+		sem := make(chan struct{}, max(1, runtime.GOMAXPROCS(0)))
+		for b := 0; b < nb; b++ {
+			ks := ls.keys[b*batch : min(len(ls.keys), (b+1)*batch)]
+			out := make(chan decoded, 1)
+			select {
+			case order <- out:
+			case <-stop:
+				return
+			}
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem }()
+				d := decoded{fs: make([]*facts.Fact, len(ks))}
+				for i, k := range ks {
+					f, err := facts.Parse(ls.line(k))
+					if err != nil {
+						d.bad = true
+						break
+					}
+					d.fs[i] = f
+				}
+				out <- d
+			}()
+		}
+	}()
+	b := 0
+	for out := range order {
+		d := <-out
+		if d.bad {
+			return nil, facts.ErrRebuild
+		}
+		for i, f := range d.fs {
+			if ls.pos != nil {
+				ls.checkpointAt(&cps, s, ls.keys[b*batch+i], heldAt(f, hz))
+			}
+			emit(ls.line(ls.keys[b*batch+i]), f)
+			s.ApplyBuilt(f)
+		}
+		b++
+	}
+	if ls.spill != nil && ls.spill.failed {
+		return nil, facts.ErrRebuild
+	}
+	s.Forget()
+	return s, nil
+}
+
+// factBlob is a fact blob of a rebuild: its directory (shared by the
+// blobs of a segment), its name and its id.
+type factBlob struct {
+	dir, name string
+	hash      refs.Hash
+}
+
+// factList lists the fact blobs of a tree in the order ls-tree gives.
+// It grows while the blobs already listed are read and decoded on other
+// goroutines, which look blobs up without a lock: the pages never move,
+// the page list is published anew (atomically) when it grows, and a
+// blob's index reaches a reader only after the blob is written (through
+// the stream's channels). Listing 100k blobs copies none of them again.
+type factList struct {
+	pages atomic.Pointer[[]*[blobPage]factBlob]
+	n     int    // the lister's
+	names []byte // the current page of names; a name is a string over it
+}
+
+const (
+	blobPage = 4096
+	namePage = 64 << 10
+)
+
+func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
+	if len(fl.names)+len(name) > cap(fl.names) {
+		fl.names = make([]byte, 0, max(namePage, len(name)))
+	}
+	off := len(fl.names)
+	fl.names = append(fl.names, name...)
+	// The page's bytes are never written again: the string may alias them.
+	nm := unsafe.String(unsafe.SliceData(fl.names[off:]), len(name))
+	i := fl.n
+	if i%blobPage == 0 {
+		var ps []*[blobPage]factBlob
+		if old := fl.pages.Load(); old != nil {
+			ps = append(ps, *old...)
+		}
+		ps = append(ps, new([blobPage]factBlob))
+		fl.pages.Store(&ps)
+	}
+	(*fl.pages.Load())[i/blobPage][i%blobPage] = factBlob{dir, nm, h}
+	fl.n++
+	return i
+}
+
+func (fl *factList) blob(i int) factBlob {
+	return (*fl.pages.Load())[i/blobPage][i%blobPage]
+}
+
+func (fl *factList) path(i int) string {
+	b := fl.blob(i)
+	return b.dir + "/" + b.name
+}
+
+// listFacts lists the fact blobs under tree with one git ls-tree into
+// fl, calling found with each one's index and id as ls-tree names it. Of
+// the trees, it keeps only those along the newest path (the ones the
+// state file carries: cache.headPath), not the whole ledger's.
+func (l *Ledger) listFacts(tree refs.Hash, fl *factList, found func(i int, h refs.Hash)) error {
+	// The newest path: its directories, root first, their ids and
+	// entries. A directory is on it when it is the greatest of its
+	// parent's, and its parent is on it (at the root: facts/). ls-tree
+	// lists in order, so every segment is the newest for a while: its
+	// entries are kept as bytes, in buffers a level reuses, and made
+	// into refs.Entry values only for the path that stays.
+	type level struct {
+		path    string
+		hash    refs.Hash
+		entries []headEntry
+		names   []byte
+	}
+	head := []*level{{hash: tree}}
+	var spare []*level
+	dir := ""
+	err := l.Store.WalkTree(tree, func(p []byte, isDir bool, h refs.Hash) {
+		parent, name := []byte(nil), p
+		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
+			parent, name = p[:i], p[i+1:]
+		}
+		if string(parent) != dir {
+			dir = string(parent)
+		}
+		d := bytes.Count(parent, []byte("/")) + 1
+		if len(parent) == 0 {
+			d = 0
+		}
+		if d < len(head) && head[d].path == dir {
+			lv := head[d]
+			lv.entries = append(lv.entries, headEntry{uint32(len(lv.names)), uint32(len(name)), isDir, h})
+			lv.names = append(lv.names, name...)
+			if isDir && (d > 0 || string(name) == factsDir) {
+				if d+1 >= len(head) || string(name) > facts.BaseName(head[d+1].path) {
+					spare = append(spare, head[d+1:]...)
+					var nl *level
+					if n := len(spare); n > 0 {
+						nl, spare = spare[n-1], spare[:n-1]
+						*nl = level{entries: nl.entries[:0], names: nl.names[:0]}
+					} else {
+						nl = &level{}
+					}
+					nl.path, nl.hash = string(p), h
+					head = append(head[:d+1], nl)
+				}
+			}
+		}
+		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+			found(fl.add(dir, name, h), h)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for _, lv := range head {
+		es := make([]refs.Entry, len(lv.entries))
+		for i, e := range lv.entries {
+			es[i] = refs.Entry{Name: string(lv.names[e.name : e.name+e.n]), Dir: e.dir, Hash: e.hash}
+		}
+		l.cache.remember(lv.hash, es)
+	}
+	return nil
+}
+
+// headEntry is an entry of a tree along the newest path while it is
+// listed: its name's place in the level's names.
+type headEntry struct {
+	name, n uint32
+	dir     bool
+	hash    refs.Hash
+}
+
+// rebuildGCPercent is the collector's GOGC while a rebuild runs. What a
+// rebuild keeps is plain bytes (the arena, the keys) the collector does
+// not scan, and what it drops is many small facts: collecting more often
+// costs little and keeps the peak near what is live (100k facts: about
+// 60 MiB of heap instead of 75).
+const rebuildGCPercent = 40
+
+// lowGC sets GOGC to rebuildGCPercent unless it is lower or off, and
+// returns the function that restores it.
+func lowGC() func() {
+	old := debug.SetGCPercent(rebuildGCPercent)
+	if old >= 0 && old <= rebuildGCPercent || old < 0 {
+		debug.SetGCPercent(old)
+		return func() {}
+	}
+	return func() { debug.SetGCPercent(old) }
+}
+
+// readStore reads and checks every fact blob under tree into a line
+// store, with the warnings parseBlobs gives, in the same order. From the
+// BatchThreshold-th blob on, the blobs are read by cat-file (refs.BlobStream)
+// and decoded on the other cores while ls-tree still lists the tree.
+func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
+	fl := &factList{}
+	ls := &lineStore{}
+	ls.spillTo(l.cache.dir)
+	warns := map[int][]string{}
+	store := func(i int, fs []*facts.Fact, w []string) {
+		for j, f := range fs {
+			ls.add(f, uint64(i)<<32|uint64(j))
+		}
+		if len(w) > 0 {
+			warns[i] = w
+		}
+	}
+	var rd *streamDecoder
+	storeScanned := func(i int, fs []scanned, w []string) {
+		for j, f := range fs {
+			ls.addLine(f, uint64(i)<<32|uint64(j))
+		}
+		if len(w) > 0 {
+			warns[i] = w
+		}
+	}
+	err := l.listFacts(tree, fl, func(i int, h refs.Hash) {
+		switch {
+		case rd != nil:
+			rd.bs.Add(i, h)
+		case i+1 == refs.BatchThreshold:
+			rd = l.newStreamDecoder(fl, storeScanned)
+			for j := 0; j <= i; j++ {
+				rd.bs.Add(j, fl.blob(j).hash)
+			}
+		}
+	})
+	streamed := false
+	if rd != nil {
+		streamed = rd.close() == nil && err == nil
+		if !streamed {
+			ls.release()
+			ls, warns = &lineStore{}, map[int][]string{}
+			ls.spillTo(l.cache.dir)
+		}
+	}
+	if err != nil {
+		ls.release()
+		return nil, err
+	}
+	if !streamed {
+		for i := 0; i < fl.n; i++ {
+			data, err := l.Store.ReadBlob(fl.blob(i).hash)
+			if err != nil {
+				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
+				continue
+			}
+			fs, w := parseBlob(fl.path(i), data)
+			store(i, fs, w)
+		}
+	}
+	idx := make([]int, 0, len(warns))
+	for i := range warns {
+		idx = append(idx, i)
+	}
+	slices.Sort(idx)
+	for _, i := range idx {
+		l.Warnings = append(l.Warnings, warns[i]...)
+	}
+	return ls, nil
+}
+
+// streamDecoder reads blobs with a refs.BlobStream and decodes and checks
+// them on the other cores; store runs on one goroutine.
+type streamDecoder struct {
+	bs      *refs.BlobStream
+	jobs    chan streamJob
+	results chan streamResult
+	wg      sync.WaitGroup
+	done    chan struct{}
+}
+
+type streamJob struct {
+	i    int
+	data []byte
+}
+
+type streamResult struct {
+	i  int
+	fs []scanned
+	w  []string
+}
+
+func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, w []string)) *streamDecoder {
+	rd := &streamDecoder{jobs: make(chan streamJob, 256), results: make(chan streamResult, 256), done: make(chan struct{})}
+	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
+		rd.wg.Add(1)
+		go func() {
+			defer rd.wg.Done()
+			var sc blobScanner
+			for j := range rd.jobs {
+				fs, w := sc.scan(fl.blob(j.i), j.data)
+				rd.results <- streamResult{j.i, fs, w}
+			}
+		}()
+	}
+	go func() {
+		for r := range rd.results {
+			store(r.i, r.fs, r.w)
+		}
+		close(rd.done)
+	}()
+	rd.bs = l.Store.NewBlobStream(func(i int, data []byte) { rd.jobs <- streamJob{i, data} })
+	return rd
+}
+
+// close waits for every blob asked for to be stored.
+func (rd *streamDecoder) close() error {
+	err := rd.bs.Close()
+	close(rd.jobs)
+	rd.wg.Wait()
+	close(rd.results)
+	<-rd.done
+	return err
+}
+
+// rebuildInto projects the facts of ls at horizon hz and writes them, in
+// order, as a new mirror generation; the state is saved with it.
+func (l *Ledger) rebuildInto(ls *lineStore, hz time.Time, head, tree string) (*facts.State, error) {
+	defer ls.release()
+	var st *facts.State
+	// The checkpoint: the projection before the first fact held back.
+	mg, err := l.cache.writeMirror(func(mw *mirrorWriter) error {
+		ls.pos = func() (int64, uint32) { return mw.cw.n, mw.cw.sum }
+		var err error
+		st, err = ls.project(hz, func(line []byte, f *facts.Fact) { mw.add(line, f) })
+		return err
+	})
+	if err != nil && err != errMirrorNotWritten {
+		return nil, err
+	}
+	st.Head, st.Tree = head, tree
+	if err == nil { // else the projection is good, only the cache is not
+		l.cache.saveWith(st, mg)
+		if cp := ls.cp; cp != nil {
+			l.cache.saveCheckpoint(encodeCheckpoint(mg.gen, cp.n, cp.sum, cp.st, cp.ignore))
+		}
+	}
+	return st, nil
+}

@@ -1,0 +1,119 @@
+package ledger
+
+import (
+	"os"
+	"sync"
+	"sync/atomic"
+)
+
+// A rebuild keeps every fact's line until the keys are sorted and the
+// lines projected in order: the ledger's text, 195 MB at a million facts,
+// most of a cold room's peak memory. Past spillAfter bytes, each full
+// chunk of the arena is written to an unlinked file in the cache
+// directory instead and read back, a chunk at a time, when the projection
+// reaches its lines: the keys are in (clock, id) order and the lines
+// were stored in the tree's order (by day, then segment), so the
+// projection reads the chunks about in the order they were written, and a
+// few kept in memory serve it. The file is the page cache's, not the
+// process's; a rebuild whose file cannot be written keeps its lines in
+// memory, as before.
+var spillAfter = 32 << 20
+
+// chunksSpilled counts the chunks rebuilds wrote to disk (tests).
+var chunksSpilled atomic.Int64
+
+// spillKeep is how many chunks read back are kept.
+const spillKeep = 8
+
+type spill struct {
+	f   *os.File
+	at  []int64 // per chunk, where it is in f (-1: in memory)
+	len []int
+	n   int64 // bytes written
+	mu  sync.Mutex
+	// kept are the chunks read back, newest last.
+	kept []keptChunk
+	bad  bool // not written: chunks stay in memory
+	// failed is set when a chunk could not be read back: the
+	// projection is not believed (project returns errRebuild).
+	failed bool
+}
+
+type keptChunk struct {
+	i    uint32
+	data []byte
+}
+
+// spillTo makes ls write its full chunks past spillAfter to an unlinked
+// file in dir.
+func (ls *lineStore) spillTo(dir string) {
+	if dir != "" {
+		ls.spill = &spill{}
+		ls.spillDir = dir
+	}
+}
+
+// spillChunk writes chunk i, full, to the spill file when the arena is
+// past spillAfter.
+func (ls *lineStore) spillChunk(i int) {
+	sp := ls.spill
+	if sp == nil || sp.bad || (i+1)*arenaChunk <= spillAfter {
+		return
+	}
+	if sp.f == nil {
+		if err := os.MkdirAll(ls.spillDir, 0o777); err != nil {
+			sp.bad = true
+			return
+		}
+		f, err := os.CreateTemp(ls.spillDir, "rebuild-*.tmp")
+		if err != nil {
+			sp.bad = true
+			return
+		}
+		os.Remove(f.Name()) // it lives while it is open
+		sp.f = f
+	}
+	c := ls.chunks[i]
+	if _, err := sp.f.WriteAt(c, sp.n); err != nil {
+		sp.bad = true
+		return
+	}
+	for len(sp.at) <= i {
+		sp.at, sp.len = append(sp.at, -1), append(sp.len, 0)
+	}
+	sp.at[i], sp.len[i] = sp.n, len(c)
+	sp.n += int64(len(c))
+	ls.chunks[i] = nil
+	chunksSpilled.Add(1)
+}
+
+// spilled returns chunk i read back from the spill file. Readers hold
+// the chunk they were given: it is never reused, only dropped.
+func (ls *lineStore) spilled(i uint32) []byte {
+	sp := ls.spill
+	sp.mu.Lock()
+	defer sp.mu.Unlock()
+	for j := len(sp.kept) - 1; j >= 0; j-- {
+		if sp.kept[j].i == i {
+			return sp.kept[j].data
+		}
+	}
+	data := make([]byte, sp.len[i])
+	if _, err := sp.f.ReadAt(data, sp.at[i]); err != nil {
+		sp.failed = true // the file was ours and unlinked: an I/O error
+		return data
+	}
+	if len(sp.kept) == spillKeep {
+		sp.kept = append(sp.kept[:0], sp.kept[1:]...)
+	}
+	sp.kept = append(sp.kept, keptChunk{i, data})
+	return data
+}
+
+// release closes the spill file.
+func (ls *lineStore) release() {
+	if ls.spill != nil && ls.spill.f != nil {
+		ls.spill.f.Close()
+		ls.spill.f = nil
+	}
+}
