@@ -104,7 +104,9 @@ func (s *State) checkScopes(me Owner, asked []Scope, now time.Time, compared *in
 					c.Owner(), what, c.ID, Ago(now.Sub(last)), c.Tool)
 			default:
 				f.Code, f.Severity = StaleOwnerClaim, SevWarn
-				f.Message = fmt.Sprintf("%s holds %s (claim %s) but is %s (last active %s ago); writing is allowed, claiming is not until it is released or taken over",
+				// The code is the SPEC's (§4: idle or stale); the text
+				// names the state as the room does.
+				f.Message = fmt.Sprintf("%s holds %s (claim %s) but is not active (%s, last active %s ago); writing is allowed, claiming is not until it is released or taken over",
 					c.Owner(), what, c.ID, state, Ago(now.Sub(last)))
 			}
 			res.add(f)

@@ -26,6 +26,13 @@ const (
 // DefaultHosts are the hosts `hooks install` handles when no flag names one.
 var DefaultHosts = []string{Git, Claude, Codex}
 
+// AllHosts are every host rally installs into; `hooks status` and
+// `uninstall` with no flag cover those of them rally's lines are in.
+var AllHosts = []string{Git, Claude, Codex, Gemini, Cursor}
+
+// GitHookNames are the git hooks --git installs and removes together.
+var GitHookNames = []string{"pre-commit", "pre-push", "post-commit"}
+
 // States of an installation.
 const (
 	StateInstalled    = "installed"

@@ -1,13 +1,10 @@
 package testscripts
 
 import (
-	"bufio"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -97,85 +94,4 @@ func TestManInstall(t *testing.T) {
 	if out, err := run("man", "git-rally-claim"); err != nil || !strings.Contains(out, "git rally claim src/api.ts") {
 		t.Fatalf("man git-rally-claim: %v\n%s", err, out)
 	}
-}
-
-// TestREADMETour runs the README's five-minute tour line by line, as a
-// reader would paste it, in a fresh repository: every line exits 0, or
-// with the exit code its comment announces ("exit 3").
-func TestREADMETour(t *testing.T) {
-	lines := readmeBlock(t, "## A five-minute tour")
-	prefix := installedBinary(t)
-	env := userEnv(t, prefix)
-	work := t.TempDir()
-	repo := filepath.Join(work, "your-repo")
-	for _, args := range [][]string{{"init", "-q", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "first"}} {
-		c := exec.Command("git", args...)
-		c.Env = env
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	exitRE := regexp.MustCompile(`\bexit (\d+)`)
-	var script strings.Builder
-	script.WriteString("exec 3>&1\n")
-	n := 0
-	var want []int
-	var shown []string
-	for _, l := range lines {
-		trim := strings.TrimSpace(l)
-		if trim == "" || strings.HasPrefix(trim, "#") {
-			continue
-		}
-		code := 0
-		if _, comment, ok := strings.Cut(l, " # "); ok {
-			if m := exitRE.FindStringSubmatch(comment); m != nil {
-				code, _ = strconv.Atoi(m[1])
-			}
-		}
-		want = append(want, code)
-		shown = append(shown, trim)
-		fmt.Fprintf(&script, "%s\necho \"rc %d $?\" >&3\n", l, n)
-		n++
-	}
-	if n < 5 {
-		t.Fatalf("the tour has %d commands; did the README's block move?", n)
-	}
-	c := exec.Command("bash", "-c", script.String())
-	c.Dir, c.Env = work, env
-	out, _ := c.CombinedOutput()
-	got := map[int]int{}
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		var i, rc int
-		if _, err := fmt.Sscanf(sc.Text(), "rc %d %d", &i, &rc); err == nil {
-			got[i] = rc
-		}
-	}
-	for i := range want {
-		rc, ran := got[i]
-		if !ran || rc != want[i] {
-			t.Errorf("README tour line %q: exit %d (ran: %v), want %d", shown[i], rc, ran, want[i])
-		}
-	}
-	if t.Failed() {
-		t.Logf("output:\n%s", out)
-	}
-}
-
-// readmeBlock returns the lines of the first ```sh block after heading.
-func readmeBlock(t *testing.T, heading string) []string {
-	b, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, rest, ok := strings.Cut(string(b), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
-	}
-	_, rest, ok = strings.Cut(rest, "```sh\n")
-	if !ok {
-		t.Fatalf("no sh block after %q", heading)
-	}
-	block, _, _ := strings.Cut(rest, "```")
-	return strings.Split(strings.TrimRight(block, "\n"), "\n")
 }

@@ -68,7 +68,7 @@ func (s *Server) handoff(w http.ResponseWriter, r *http.Request) {
 	}
 	s.api(func(*http.Request) ([]byte, error) {
 		if err != nil {
-			return nil, &webapi.UsageError{Msg: "POST /api/handoff: " + err.Error()}
+			return nil, &UsageError{Msg: "POST /api/handoff: " + err.Error()}
 		}
 		return s.rev.Handoff(req)
 	})(w, r)

@@ -41,8 +41,11 @@ type demoData struct {
 type runnerPage struct {
 	page
 	Demo          *demoData
-	Step          int // 1-based
-	Prev, Next    template.URL
+	Step          int          // 1-based
+	Prev, Next    template.URL // "" at the ends: the button is disabled
+	Play, Pause   template.URL // this step, playing or not
+	Playing       bool         // ?play=1: the page moves to the next step by itself
+	Clock         string       // the scenario's clock at this step, and how far from the start
 	StepURL       func(int) template.URL
 	AgentsChoices []int
 	Current       any
@@ -75,17 +78,29 @@ func (s *Server) runnerPage(w http.ResponseWriter, r *http.Request) {
 		if at, err := time.Parse(time.RFC3339Nano, st.At); err == nil {
 			fillLeases(&st.Room, at)
 		}
-		link := func(n int) template.URL {
+		p.Playing = q.Get("play") != ""
+		p.Clock = scenarioClock(p.Demo.Steps[0].At, st.At)
+		linkAs := func(n int, play bool) template.URL {
 			v := url.Values{}
 			for k, vs := range choices {
 				v[k] = vs
 			}
 			v.Set("token", s.token)
 			v.Set("step", strconv.Itoa(n))
+			if play {
+				v.Set("play", "1")
+			}
 			return template.URL("/?" + v.Encode())
 		}
-		p.StepURL = link
-		p.Prev, p.Next = link(max(1, p.Step-1)), link(min(len(p.Demo.Steps), p.Step+1))
+		link := func(n int) template.URL { return linkAs(n, p.Playing) }
+		p.StepURL = func(n int) template.URL { return linkAs(n, false) }
+		if p.Step > 1 {
+			p.Prev = link(p.Step - 1)
+		}
+		if p.Step < len(p.Demo.Steps) {
+			p.Next = link(p.Step + 1)
+		}
+		p.Play, p.Pause = linkAs(p.Step, true), linkAs(p.Step, false)
 		p.Current = st
 		p.Room = &st.Room
 	}
@@ -96,4 +111,38 @@ func (s *Server) runnerPage(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Write(buf.Bytes())
+}
+
+// scenarioClock is the time a step ran at on the scenario's own clock
+// (RALLY_NOW), and how long after the first step: "2026-01-05 09:03:40
+// UTC, +3m40s". The room's times read against it.
+func scenarioClock(first, at string) string {
+	t, err := time.Parse(time.RFC3339Nano, at)
+	if err != nil {
+		return at
+	}
+	out := t.UTC().Format("2006-01-02 15:04:05 UTC")
+	t0, err := time.Parse(time.RFC3339Nano, first)
+	if err != nil {
+		return out
+	}
+	d := t.Sub(t0).Round(time.Second)
+	if d <= 0 {
+		return out + ", the start"
+	}
+	h, m, sec := int(d.Hours()), int(d.Minutes())%60, int(d.Seconds())%60
+	var b []byte
+	if h > 0 {
+		b = strconv.AppendInt(b, int64(h), 10)
+		b = append(b, 'h')
+	}
+	if m > 0 {
+		b = strconv.AppendInt(b, int64(m), 10)
+		b = append(b, 'm')
+	}
+	if sec > 0 || len(b) == 0 {
+		b = strconv.AppendInt(b, int64(sec), 10)
+		b = append(b, 's')
+	}
+	return out + ", +" + string(b)
 }

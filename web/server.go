@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/web/webapi"
 )
 
@@ -22,12 +23,16 @@ type (
 	CommandError = webapi.CommandError
 	Options      = webapi.Options
 	Runner       = webapi.Runner
-	UsageError   = webapi.UsageError
 	Watcher      = webapi.Watcher
 	PollWatcher  = webapi.PollWatcher
 	HeadWaiter   = webapi.HeadWaiter
 	WaitWatcher  = webapi.WaitWatcher
 )
+
+// UsageError is bad input (a choice out of range, a malformed request):
+// the API answers 400. It is the one usage error of the whole program,
+// the command line's exit 2.
+type UsageError = facts.UsageError
 
 // ErrUnavailable is a view this build cannot answer.
 var ErrUnavailable = webapi.ErrUnavailable

@@ -73,8 +73,13 @@
   clock(); bars();
   setInterval(bars, 10000);
 
-  // The scenario runner steps with the arrow keys and has no event stream.
+  // The scenario runner steps with the arrow keys and has no event stream;
+  // playing, it moves to the next step by itself until the last.
   if (!main().dataset.live) {
+    if (main().dataset.play) {
+      var nextStep = document.querySelector('a[rel="next"]');
+      if (nextStep) setTimeout(function () { location.href = nextStep.href; }, 1500);
+    }
     document.addEventListener("keydown", function (ev) {
       var rel = ev.key === "ArrowRight" ? "next" : ev.key === "ArrowLeft" ? "prev" : "";
       var a = rel && document.querySelector('a[rel="' + rel + '"]');

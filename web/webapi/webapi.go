@@ -129,12 +129,6 @@ type Runner interface {
 	Demo(q url.Values) ([]byte, error)
 }
 
-// UsageError is a choice out of range: the runner page says so, the API
-// answers 400.
-type UsageError struct{ Msg string }
-
-func (e *UsageError) Error() string { return e.Msg }
-
 // Watcher tells when the ledger moves: Changes sends the new head each
 // time it changes, until ctx ends. serve uses the ledger's own watcher
 // (ledger.Watcher, through WaitWatcher); PollWatcher is the plain fallback.

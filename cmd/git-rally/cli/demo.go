@@ -34,7 +34,8 @@ output, byte for byte. With no story choice (--overlap, --handoff,
 --time-passes) it plays --overlap --handoff, shaped by --agents, --layout
 and --receiver; --receiver implies --handoff.
 --json prints every step with the facts it wrote and
-the room after it.`,
+the room after it; with --serve, one document with the runner's URL and
+the pid serving it ({"url", "pid"}).`,
 		Args: cobra.NoArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			// Only the story choices replace the tour: --agents, --layout
@@ -69,7 +70,7 @@ func runDemo(f *factory, opts *demoOptions) error {
 		}
 		ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 		defer stop()
-		return serveDemo(ctx, f, opts.addr, nil)
+		return serveDemo(ctx, f, opts.addr, &opts.j, nil)
 	}
 	if !opts.chose {
 		opts.c = demoTour(opts.c)

@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"strconv"
 	"sync"
@@ -16,11 +14,11 @@ import (
 
 // serveDemo serves the scenario runner until ctx ends; ready, when set,
 // gets the URL once it listens.
-func serveDemo(ctx context.Context, f *factory, addr string, ready func(url string, srv WebServer)) error {
+func serveDemo(ctx context.Context, f *factory, addr string, j *jsonFlags, ready func(url string, srv WebServer)) error {
 	if err := webapi.CheckAddr(addr); err != nil {
 		return &usageError{Msg: err.Error(), Hint: "git rally demo --serve --addr 127.0.0.1:8377"}
 	}
-	ln, err := net.Listen("tcp", addr)
+	ln, err := listenLoopback(addr, "git rally demo --serve")
 	if err != nil {
 		return err
 	}
@@ -30,7 +28,10 @@ func serveDemo(ctx context.Context, f *factory, addr string, ready func(url stri
 		return err
 	}
 	u := srv.URL(ln)
-	fmt.Fprintln(f.Out, u)
+	if err := printServing(f, j, u); err != nil {
+		ln.Close()
+		return err
+	}
 	fmt.Fprintln(f.Err, "git-rally: the scenario runner plays each choice in a throw-away repository; Ctrl-C stops")
 	if ready != nil {
 		ready(u, srv)
@@ -68,7 +69,7 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return nil, &webapi.UsageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
+			return nil, &usageError{Msg: fmt.Sprintf("%s=%q: %v", k, v, err)}
 		}
 		// --agents, --layout and --receiver shape the story; only the
 		// story choices replace the tour.
@@ -79,10 +80,6 @@ func (d *demoRunner) Demo(q url.Values) ([]byte, error) {
 	}
 	c = c.implied()
 	if err := c.check(); err != nil {
-		var ue *usageError
-		if errors.As(err, &ue) {
-			return nil, &webapi.UsageError{Msg: ue.Msg}
-		}
 		return nil, err
 	}
 	d.mu.Lock()

@@ -141,7 +141,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 			fmt.Fprintf(f.Out, "problem %s: %s\n", p.Code, p.Message)
 		}
 		if healed != nil {
-			fmt.Fprintf(f.Out, "repaired: objects of the ledger's history at %s were missing; wrote %d facts back from this clone's cache in %s\n", healed.OldHead, healed.Facts, healed.Head)
+			fmt.Fprintf(f.Out, "repaired: objects of the ledger's history at %s were missing; wrote %s back from this clone's cache in %s\n", healed.OldHead, plural(healed.Facts, "fact"), healed.Head)
 		}
 		for _, p := range out.Removed {
 			fmt.Fprintf(f.Out, "removed %s (a temporary object file a killed writer left)\n", p)

@@ -20,7 +20,7 @@ type hostFlags struct {
 }
 
 func addHostFlags(c *cobra.Command, h *hostFlags) {
-	c.Flags().BoolVar(&h.git, "git", false, "the git pre-commit hook")
+	c.Flags().BoolVar(&h.git, "git", false, "the git pre-commit, pre-push and post-commit hooks")
 	c.Flags().BoolVar(&h.claude, "claude", false, "Claude Code (.claude/settings.json)")
 	c.Flags().BoolVar(&h.codex, "codex", false, "Codex (.codex/hooks.json)")
 	c.Flags().BoolVar(&h.gemini, "gemini", false, "Gemini CLI (.gemini/settings.json)")
@@ -74,10 +74,13 @@ func newCmdHooks(f *factory) *cobra.Command {
 		Use:   "hooks",
 		Short: "Install, remove or show the git pre-commit check and the agent hosts' hooks",
 		Long: `git rally hooks installs rally's hooks: a git pre-commit check of the staged
-paths against other agents' claims (--git), and the hooks of Claude Code
+paths against other agents' claims, with a pre-push hook (a ledger push
+that would be rejected says to sync) and a post-commit hook (--git), and the hooks of Claude Code
 (--claude, .claude/settings.json), Codex (--codex, .codex/hooks.json),
 Gemini CLI (--gemini, .gemini/settings.json) and Cursor (--cursor,
-.cursor/hooks.json). With no flag: git, Claude Code and Codex. Each hook runs
+.cursor/hooks.json). With no flag, install covers git, Claude Code and
+Codex; status and uninstall cover those and every other host rally's lines
+(hooks or MCP server) are in. Each hook runs
 "git-rally hook <host> <event>" (the binary itself: no git process first;
 install changes the "git rally hook" lines of older versions). Status lists, per host, what still stands
 between the installed entries and hooks that run (trust, approval, the
@@ -165,6 +168,17 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 		return err
 	}
 	hosts, named := opts.hosts.hosts()
+	if !named && !ops.install {
+		// Status and uninstall with no flag cover every host rally's lines
+		// are in, not only the default ones: a host installed with
+		// --gemini, --cursor or --mcp is not forgotten.
+		hosts = slices.Clone(hosts)
+		for _, h := range hooks.AllHosts {
+			if !slices.Contains(hosts, h) && r.WorkTree != "" && rallyIn(r, h) {
+				hosts = append(hosts, h)
+			}
+		}
+	}
 	var out []hookResultJSON
 	var errs []error
 	for _, h := range hosts {
@@ -204,6 +218,9 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 				errs = append(errs, fmt.Errorf("%s: %w", h, err))
 				continue
 			}
+			if res.Host == hooks.Git && (res.State != hooks.StateNotInstalled || res.Changed) && res.Events == nil {
+				res.Events = hooks.GitHookNames
+			}
 			j := hookResultJSON{Host: res.Host, Path: res.Path, State: res.State, Changed: res.Changed,
 				Chained: res.Chained, Events: res.Events, Note: res.Note, MCP: res.MCP}
 			for _, p := range res.Problems {
@@ -226,19 +243,40 @@ func runHooks(f *factory, opts *hooksOptions, ops hookOps, verb func(hooks.Resul
 	return errors.Join(errs...)
 }
 
+// rallyIn reports whether any of rally's lines (hooks or MCP server) are
+// in a host's files.
+func rallyIn(r *worktree.Repo, h string) bool {
+	if hooks.HasHooks(h) {
+		if st, err := hooks.Status(r, h); err != nil || st.State != hooks.StateNotInstalled {
+			return true // an unreadable file is reported, not skipped
+		}
+	}
+	if slices.Contains(hooks.MCPHosts, h) {
+		if st, err := hooks.StatusMCP(r, h); err != nil || st.State != hooks.StateNotInstalled {
+			return true
+		}
+	}
+	return false
+}
+
 // errNothing skips a part with nothing to report.
 var errNothing = errors.New("nothing to do")
 
 func hookLine(r hooks.Result, verb string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s: %s %s", r.Host, verb, r.Path)
+	if r.Host == hooks.Git && len(r.Events) > 1 {
+		// pre-commit, pre-push and post-commit: install and uninstall
+		// change all three, so the line names them all
+		fmt.Fprintf(&b, " (%s and %s hooks)", strings.Join(r.Events[:len(r.Events)-1], ", "), r.Events[len(r.Events)-1])
+	}
 	if r.MCP != "" {
 		fmt.Fprintf(&b, " (MCP server %s: git-rally mcp)", r.MCP)
 	}
 	if r.Chained != "" {
 		fmt.Fprintf(&b, " (runs %s first)", r.Chained)
 	}
-	if len(r.Events) > 0 && r.State != hooks.StateNotInstalled {
+	if r.Host != hooks.Git && len(r.Events) > 0 && r.State != hooks.StateNotInstalled {
 		fmt.Fprintf(&b, " (%s)", strings.Join(r.Events, ", "))
 	}
 	if r.Note != "" {

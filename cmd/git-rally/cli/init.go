@@ -92,7 +92,7 @@ func runInit(f *factory, opts *initOptions) error {
 		if err := refs.Fetch(r.Dir(), opts.remote, ledger.FetchRefspec(opts.remote), nil); err != nil {
 			fmt.Fprintf(f.Err, "git-rally: warning: could not fetch the ledger of %s now: %s\n", facts.Sanitize(opts.remote, 100), facts.Sanitize(firstLine(err.Error()), 300))
 		} else if st, err := l.Read(); err == nil {
-			fmt.Fprintf(f.Out, "fetched the ledger of %s: %d facts in the room\n", facts.Sanitize(opts.remote, 100), st.Facts)
+			fmt.Fprintf(f.Out, "fetched the ledger of %s: %s in the room\n", facts.Sanitize(opts.remote, 100), plural(st.Facts, "fact"))
 		}
 		if opts.pushRefspec {
 			fmt.Fprintf(f.Out, "git push %s now pushes the current branch and refs/rally/ledger (never forced)\n", opts.remote)

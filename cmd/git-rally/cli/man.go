@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -56,20 +57,45 @@ them elsewhere.`,
 
 // manPage returns an embedded page with this build's version and date in
 // its .TH line (the pages are generated with placeholders there).
-func manPage(name string) ([]byte, error) {
+func manPage(name string) ([]byte, error) { return manPageFor(name, readVersion()) }
+
+func manPageFor(name string, v versionInfo) ([]byte, error) {
 	b, err := manPages.ReadFile("manpages/" + name)
 	if err != nil {
 		return nil, err
 	}
-	v := readVersion()
 	when := time.Now()
 	if t, err := time.Parse(time.RFC3339, v.Time); err == nil {
 		when = t // the build's, so a build's pages do not change
 	}
 	s := string(b)
 	s = strings.Replace(s, `"@DATE@"`, `"`+when.Format("Jan 2006")+`"`, 1)
-	s = strings.Replace(s, `"git-rally @VERSION@"`, `"git-rally `+v.Version+`"`, 1)
+	s = strings.Replace(s, `"git-rally @VERSION@"`, `"`+v.manSource()+`"`, 1)
 	return []byte(s), nil
+}
+
+// pseudoVersion matches a Go pseudo-version's tail: -[pre.]<14 digits>-<12 hex>.
+var pseudoVersion = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+.*)?$`)
+
+// manSource is the footer's left field: a page's footer is one line of
+// source, date and title, and a pseudo-version
+// (v0.0.0-20261202034107-d05fe16abcde+dirty) ran into the date. A release
+// is its tag; a build between tags is its commit, which says the same in
+// a third of the width (the date is already in the centre).
+func (v versionInfo) manSource() string {
+	s := v.Version
+	if m := pseudoVersion.FindStringSubmatch(s); m != nil {
+		s = m[2]
+		if strings.HasPrefix(m[3], "+dirty") {
+			s += "-dirty"
+		}
+	} else if s == "(devel)" && len(v.Commit) >= 12 {
+		s = v.Commit[:12]
+		if v.Modified {
+			s += "-dirty"
+		}
+	}
+	return "git-rally " + s
 }
 
 func runMan(f *factory, opts *manOptions) error {

@@ -48,7 +48,7 @@ taken from the repository's top level. "-" reads the plan from stdin.`,
 					fmt.Fprintf(f.Out, "%s: %s\n", p.Code, facts.Sanitize(p.Message, 2000))
 				}
 				if out.OK {
-					fmt.Fprintf(f.Out, "plan %s: %d tasks, no problems\n", out.Plan, out.Tasks)
+					fmt.Fprintf(f.Out, "plan %s: %s, no problems\n", out.Plan, plural(out.Tasks, "task"))
 				}
 			}
 			return lintFailure(f, canon, probs, args[0])

@@ -9,9 +9,10 @@ import (
 )
 
 // The terminal room fits its terminal: $COLUMNS, else the terminal's
-// width, else 100 columns; --wide (width 0) never cuts. A line longer
-// than the width is cut with an ellipsis, never with "...[truncated]";
-// the JSON is the whole text, for machines.
+// width, else 100 columns; --wide (width 0) never wraps. A line longer
+// than the width wraps at a space onto lines indented under it: nothing
+// the web page shows is cut away. The JSON is the whole text, for
+// machines.
 
 // defaultRoomWidth is the width when neither $COLUMNS nor a terminal says.
 const defaultRoomWidth = 100
@@ -30,8 +31,8 @@ func roomWidth(w io.Writer, wide bool) int {
 	return defaultRoomWidth
 }
 
-// fitWriter writes each line cut to width visible columns (colour
-// escapes take none), ending a cut line with "…".
+// fitWriter writes each line wrapped to width visible columns (colour
+// escapes take none).
 type fitWriter struct {
 	w     io.Writer
 	width int
@@ -45,7 +46,7 @@ func (f *fitWriter) Write(p []byte) (int, error) {
 	var b strings.Builder
 	for _, l := range lines {
 		nl := strings.HasSuffix(l, "\n")
-		b.WriteString(fitLine(strings.TrimSuffix(l, "\n"), f.width))
+		b.WriteString(strings.Join(wrapLine(strings.TrimSuffix(l, "\n"), f.width), "\n"))
 		if nl {
 			b.WriteByte('\n')
 		}
@@ -56,37 +57,62 @@ func (f *fitWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// fitLine cuts s to width visible runes, the last one an ellipsis.
-func fitLine(s string, width int) string {
+// wrapLine breaks s into lines of at most width visible columns, at the
+// last space that fits (mid-word only when a word is longer than a line).
+// The lines after the first are indented four columns past s's own
+// indent, while that leaves half the width for the text.
+func wrapLine(s string, width int) []string {
 	if visibleLen(s) <= width {
-		return s
+		return []string{s}
 	}
-	var b strings.Builder
-	n, esc := 0, false
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	cont := indent + 4
+	if cont > width/2 {
+		cont = width / 2
+	}
+	pad := strings.Repeat(" ", cont)
+	var out []string
+	line, room := s, width
+	for visibleLen(line) > room {
+		cut, next := breakAt(line, room)
+		out = append(out, strings.TrimRight(line[:cut], " "))
+		line = pad + strings.TrimLeft(line[next:], " ")
+		room = width
+	}
+	return append(out, line)
+}
+
+// breakAt returns where to end a line of s that fits room visible
+// columns, and where the rest starts: after the last space that fits
+// past the indent, else after room columns.
+func breakAt(s string, room int) (cut, next int) {
+	indent := len(s) - len(strings.TrimLeft(s, " "))
+	n, space, hard := 0, -1, len(s)
 	for i := 0; i < len(s); {
 		if s[i] == 0x1b {
-			j := strings.IndexByte(s[i:], 'm')
-			if j < 0 {
-				break
+			if j := strings.IndexByte(s[i:], 'm'); j >= 0 {
+				i += j + 1
+				continue
 			}
-			b.WriteString(s[i : i+j+1])
-			i += j + 1
-			esc = true
-			continue
 		}
-		if n == width-1 {
+		if n == room {
+			hard = i
 			break
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		b.WriteRune(r)
+		if s[i] == ' ' && i > indent {
+			space = i
+		}
+		_, size := utf8.DecodeRuneInString(s[i:])
 		i += size
 		n++
 	}
-	b.WriteString("…")
-	if esc {
-		b.WriteString("\x1b[0m")
+	if hard < len(s) && s[hard] == ' ' {
+		return hard, hard + 1
 	}
-	return b.String()
+	if space > 0 {
+		return space, space + 1
+	}
+	return hard, hard
 }
 
 // visibleLen counts the runes of s outside colour escapes.

@@ -30,18 +30,21 @@ type serveOptions struct {
 	addr     string
 	open     bool
 	readOnly bool
+	j        jsonFlags
 }
 
 func newCmdServe(f *factory) *cobra.Command {
 	opts := &serveOptions{}
 	c := &cobra.Command{
-		Use:   "serve [--addr 127.0.0.1:PORT] [--open] [--tool <tool>] [--read-only]",
+		Use:   "serve [--addr 127.0.0.1:PORT] [--open] [--tool <tool>] [--read-only] [--json]",
 		Short: "The room as a live web page on loopback, where a person reviews",
 		Long: `Serve this room as a web page on a loopback address: the room, the history,
 the worktree plan and the plans' task boards, updated within a second of a new
 fact, and each agent's work: its activity, its terminal's last lines, its
 branch's diff against the base and the conflicts predicted with the other
-agents' branches. It prints the URL to open; the URL carries a random token,
+agents' branches. It prints the URL to open (--json: one document,
+{"url", "pid"}); --open also starts a browser, and says so on stderr when
+none opens. A port in use is exit 1. The URL carries a random token,
 and requests without it, or with a Host or Origin other than this loopback
 address, get 403. It needs nothing from the network.
 
@@ -68,6 +71,7 @@ JSON; /api/diff?branch=rally/<name> with the branch's diff; POST
 	c.Flags().StringVar(&opts.addr, "addr", "127.0.0.1:0", "loopback address to listen on (port 0: any free port)")
 	c.Flags().BoolVar(&opts.open, "open", false, "open the page in a browser")
 	c.Flags().BoolVar(&opts.readOnly, "read-only", false, "offer no write: the page shows and sends nothing")
+	addJSONFlags(c, &opts.j)
 	return c
 }
 
@@ -81,7 +85,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", opts.addr)
+	ln, err := listenLoopback(opts.addr, "git rally serve")
 	if err != nil {
 		return err
 	}
@@ -115,7 +119,10 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 		return err
 	}
 	url := srv.URL(ln)
-	fmt.Fprintln(f.Out, url)
+	if err := printServing(f, &opts.j, url); err != nil {
+		ln.Close()
+		return err
+	}
 	switch {
 	case wo.Tool != "":
 		fmt.Fprintf(f.Err, "git-rally: serving the room on loopback; reviews are sent as %s; Ctrl-C stops\n", wo.Tool)
@@ -125,9 +132,7 @@ func runServe(ctx context.Context, f *factory, opts *serveOptions, ready func(ur
 		fmt.Fprintln(f.Err, "git-rally: serving the room read-only on loopback (no identity: --tool human:<you> sends reviews); Ctrl-C stops")
 	}
 	if opts.open {
-		if err := openBrowser(url); err != nil {
-			fmt.Fprintf(f.Err, "git-rally: warning: could not open a browser: %v\n", err)
-		}
+		go openBrowser(f, url)
 	}
 	if ready != nil {
 		ready(url, srv)
@@ -226,10 +231,6 @@ func (s *serveSource) Diff(branch string) ([]byte, error) {
 	}
 	owner, stopped := facts.BranchOwners(st)
 	d, err := s.repo.Diff(branch, "", func(b string) bool { return !stopped[b] })
-	var ue *facts.UsageError
-	if errors.As(err, &ue) {
-		return nil, &webapi.UsageError{Msg: ue.Msg}
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -319,7 +320,7 @@ func (s *serveSource) Capture(session string, lines int) ([]string, error) {
 // the top of the repository, not serve's directory.
 func (s *serveSource) Handoff(h webapi.HandoffRequest) ([]byte, error) {
 	if s.tool == "" {
-		return nil, &webapi.UsageError{Msg: "serve has no identity to send a review as"}
+		return nil, &usageError{Msg: "serve has no identity to send a review as"}
 	}
 	args := []string{"handoff", "--json", "--tool=" + s.tool, "--target=" + h.Target, "--subject=" + h.Subject}
 	if h.Body != "" {
@@ -337,11 +338,59 @@ func (s *serveSource) Handoff(h webapi.HandoffRequest) ([]byte, error) {
 	return s.run(args...)
 }
 
-// openBrowser is the one place serve starts a browser.
-func openBrowser(url string) error {
+// listenLoopback listens on a loopback address checked already; a port
+// in use is exit 1 with the command to run on any free port.
+func listenLoopback(addr, command string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, &facts.FailedError{Err: fmt.Errorf("%s is in use (another git rally serve or demo --serve?)", addr),
+			Hint: command + " --addr 127.0.0.1:0   # any free port"}
+	}
+	return ln, err
+}
+
+// printServing prints the URL to open: a line, or with --json one
+// document with the URL and the serving process's pid (to stop it).
+func printServing(f *factory, j *jsonFlags, url string) error {
+	if !j.On() {
+		_, err := fmt.Fprintln(f.Out, url)
+		return err
+	}
+	return f.PrintJSON(j, map[string]any{"url": url, "pid": os.Getpid()})
+}
+
+// browserWait is how long openBrowser waits for the opener to fail
+// before taking it that a browser opened (xdg-open returns once the
+// browser has started; a missing one makes it fail at once).
+const browserWait = 10 * time.Second
+
+// openBrowser is the one place serve starts a browser. An opener that is
+// missing or fails (xdg-open with no browser to run) is a note on stderr,
+// never an error: the page is served either way.
+func openBrowser(f *factory, url string) {
 	name := "xdg-open"
 	if runtime.GOOS == "darwin" {
 		name = "open"
 	}
-	return exec.Command(name, url).Start()
+	var errb bytes.Buffer
+	c := exec.Command(name, url)
+	c.Stderr = &errb
+	err := c.Start()
+	if err == nil {
+		done := make(chan error, 1)
+		go func() { done <- c.Wait() }()
+		select {
+		case err = <-done:
+		case <-time.After(browserWait):
+			return
+		}
+	}
+	if err == nil {
+		return
+	}
+	why := err.Error()
+	if msg := strings.TrimSpace(errb.String()); msg != "" {
+		why = facts.Sanitize(msg, 200)
+	}
+	fmt.Fprintf(f.Err, "git-rally: note: no browser opened (%s: %s); open the URL above yourself\n", name, why)
 }

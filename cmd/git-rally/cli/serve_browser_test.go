@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 
 	"github.com/git-rally/git-rally/web"
 )
@@ -326,7 +327,7 @@ func TestDemoServeInBrowser(t *testing.T) {
 	go func() {
 		f := newFactory(strings.NewReader(""), io.Discard, io.Discard)
 		f.server = testServer
-		done <- serveDemo(ctx, f, "127.0.0.1:0", func(u string, _ WebServer) { urls <- u })
+		done <- serveDemo(ctx, f, "127.0.0.1:0", &jsonFlags{}, func(u string, _ WebServer) { urls <- u })
 	}()
 	var url string
 	select {
@@ -357,8 +358,18 @@ func TestDemoServeInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`input[name="time-passes"][checked]`))); err != nil {
 		t.Fatalf("runner: %v", err)
 	}
-	if s := text(".stepper"); !strings.Contains(s, "step 1 of") {
-		t.Fatalf("runner starts at %q", s)
+	if s := text(".stepper"); !strings.Contains(s, "step 1 of") || !strings.Contains(s, "pause") {
+		t.Fatalf("runner starts at %q, playing", s)
+	}
+	// Paused ("pause" drops play=1 from the URL), it stays at a step until
+	// "next fact". Step 1 paused, whether or not play moved on already.
+	paused, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(function(){var u = new URL(document.querySelector(".stepper a.play").href);
+		u.searchParams.set("step", "1"); return u.href})()`))
+	if err != nil || strings.Contains(paused, "play=") {
+		t.Fatalf("the pause link: %q %v", paused, err)
+	}
+	if err := chromedp.Do(bctx, chromedp.Navigate(paused), chromedp.WaitVisible(chromedp.CSS(`.stepper a.play[href*="play=1"]`))); err != nil {
+		t.Fatalf("pause: %v", err)
 	}
 	// Step by step with "next fact": the room after each step is shown.
 	for i := 0; i < 11; i++ {
@@ -389,6 +400,83 @@ func TestDemoServeInBrowser(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	runnerPlays(t, bctx, text)
 	cancel()
 	<-done
+}
+
+// runnerPlays: each step shows the scenario clock, not "just now";
+// "previous" and "next" are disabled at the ends; "play" applies the
+// choices and plays the whole scenario, step after step, to its end.
+func runnerPlays(t *testing.T, bctx context.Context, text func(string) string) {
+	t.Helper()
+	eval := func(js string) string {
+		t.Helper()
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](js))
+		if err != nil {
+			t.Fatalf("%s: %v", js, err)
+		}
+		return s
+	}
+	clock12 := text(".stepper .clock")
+	if s := text(".stepper"); strings.Contains(s, "just now") || !strings.Contains(clock12, "scenario clock") {
+		t.Errorf("step 12's stepper %q, want the scenario clock", s)
+	}
+	steps := eval(`String(document.querySelectorAll("ol.steps li").length)`)
+	go1 := func(step string) {
+		t.Helper()
+		u := eval(`(function(){var u = new URL(location.href); u.searchParams.delete("play"); u.searchParams.set("step", "` + step + `"); return u.href})()`)
+		if err := chromedp.Do(bctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(".stepper"))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go1("1")
+	if s := text(".stepper"); !strings.Contains(s, "step 1 of") || strings.Contains(s, "just now") {
+		t.Errorf("step 1's stepper %q", s)
+	}
+	if c := text(".stepper .clock"); c == clock12 {
+		t.Errorf("step 1 and step 12 show the same clock %q", c)
+	}
+	if got := eval(`[document.querySelectorAll('a[rel="prev"]').length, document.querySelectorAll('.stepper [aria-disabled="true"]').length, document.querySelectorAll('a[rel="next"]').length].join()`); got != "0,1,1" {
+		t.Errorf("at step 1: a[rel=prev], disabled, a[rel=next] = %s, want 0,1,1", got)
+	}
+	go1(steps)
+	if got := eval(`[document.querySelectorAll('a[rel="prev"]').length, document.querySelectorAll('.stepper [aria-disabled="true"]').length, document.querySelectorAll('a[rel="next"]').length].join()`); got != "1,1,0" {
+		t.Errorf("at the last step: a[rel=prev], disabled, a[rel=next] = %s, want 1,1,0", got)
+	}
+	// The arrow key at the end goes nowhere.
+	before := eval(`location.href`)
+	if err := chromedp.Do(bctx, chromedp.KeyEvent(kb.ArrowRight), chromedp.Sleep(300*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	if after := eval(`location.href`); after != before {
+		t.Errorf("ArrowRight at the last step went to %s", after)
+	}
+	// play: from the controls, the scenario plays by itself from step 1
+	// (the form carries play=1 and no step).
+	if got := eval(`[document.querySelectorAll('form.choices [name="step"]').length, document.querySelector('form.choices [name="play"]').value].join()`); got != "0,1" {
+		t.Errorf("the play form: step inputs, play = %s, want 0,1", got)
+	}
+	if err := chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`button[type="submit"]`)), chromedp.WaitVisible(chromedp.CSS(".stepper"))); err != nil {
+		t.Fatal(err)
+	}
+	// The page moves on by itself (a navigation per step): ask it until
+	// it is at step 3.
+	reached := false
+	for end := time.Now().Add(30 * time.Second); time.Now().Before(end) && !reached; {
+		s, err := chromedp.Run(bctx, chromedp.Evaluate[string](`(document.querySelector(".stepper") || {}).textContent || ""`))
+		reached = err == nil && strings.Contains(s, "step 3 of")
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !reached {
+		t.Fatalf("play did not reach step 3 by itself (at %q)", text(".stepper"))
+	}
+	// ... and it stops at the end: the last step, playing, stays there.
+	u := eval(`(function(){var u = new URL(location.href); u.searchParams.set("step", "` + steps + `"); return u.href})()`)
+	if err := chromedp.Do(bctx, chromedp.Navigate(u), chromedp.WaitVisible(chromedp.CSS(".stepper")), chromedp.Sleep(3*time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if s := text(".stepper"); !strings.Contains(s, "step "+steps+" of "+steps) || !strings.Contains(s, "played to the end") {
+		t.Errorf("playing at the last step: %q", s)
+	}
 }

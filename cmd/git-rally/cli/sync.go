@@ -179,8 +179,8 @@ func runSync(f *factory, opts *syncOptions) error {
 }
 
 func (f *factory) warnRewritten(res *ledger.SyncResult, noPush bool) {
-	what := fmt.Sprintf("the ledger on %s lost %d facts this clone saw there before (its history was rewritten or the ref deleted)",
-		res.Remote, res.Missing)
+	what := fmt.Sprintf("the ledger on %s lost %s this clone saw there before (its history was rewritten or the ref deleted)",
+		res.Remote, plural(res.Missing, "fact"))
 	switch {
 	case res.Pushed:
 		fmt.Fprintf(f.Err, "git-rally: warning: %s; they are kept here and the union was pushed back\n", what)

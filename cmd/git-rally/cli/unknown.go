@@ -164,7 +164,8 @@ func findSub(c *cobra.Command, name string) *cobra.Command {
 
 // typedHelp makes help and usage speak as the user types: "git rally
 // claim", and "git rally help <command>" for more, never --help (which
-// git turns into a man page lookup).
+// git turns into a man page lookup, and finds nothing until `man
+// --install`: the root's help says so).
 var typedOnce sync.Once
 
 func typedHelp(root *cobra.Command) {
@@ -179,6 +180,7 @@ func typedHelp(root *cobra.Command) {
 	t = strings.ReplaceAll(t, "{{.UseLine}}", "{{typed .UseLine}}")
 	t = strings.ReplaceAll(t, "{{.CommandPath}} [command]", "{{typed .CommandPath}} [command]")
 	t = strings.Replace(t, `Use "{{typed .CommandPath}} [command] --help" for more information about a command.`,
-		`Use "git rally help [command]" for more information about a command.`, 1)
+		`Use "git rally help [command]" for more information about a command.{{if not .HasParent}}
+The manual (git rally --help, man git-rally-claim): run git rally man --install once.{{end}}`, 1)
 	root.SetUsageTemplate(t)
 }

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -194,7 +195,10 @@ func watchBatch(f *factory, l *ledger.Ledger, opts *watchOptions, tool, from, to
 			f.Out.Write(append(bytes.TrimSpace(raw), '\n'))
 			continue
 		}
-		fmt.Fprintf(f.Out, "%s %s %4d %-9s %s\n", facts.Sanitize(fa.At, 40), fa.ID, fa.Clock, fa.Kind, facts.Sanitize(fa.Summary(), 300))
+		// The kind has its own column: the summary goes on without it
+		// (not "note note watch me").
+		fmt.Fprintf(f.Out, "%s %s %4d %-9s %s\n", facts.Sanitize(fa.At, 40), fa.ID, fa.Clock, fa.Kind,
+			facts.Sanitize(strings.TrimPrefix(fa.Summary(), fa.Kind+" "), 300))
 	}
 	if opts.onActivity != "" {
 		cmd := exec.Command("sh", "-c", opts.onActivity)
