@@ -103,16 +103,18 @@ func parseBlobRaw(path string, data []byte, alias bool) ([]*facts.Fact, []string
 // ledger's text, for reads (parseBlob) and rebuilds (scan). It keeps what
 // it reuses from one line and one blob to the next.
 type blobScanner struct {
-	f   facts.Fact
-	ms  facts.FastMembers
-	buf []byte
+	f    facts.Fact
+	ms   facts.FastMembers
+	buf  []byte
+	name []byte
 }
 
 // scan returns the good facts of the blob b, and a warning for each line
 // skipped, exactly as parseBlobRaw(its path, data, true) does.
-func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
+func (sc *blobScanner) scan(fl *factList, i int, data []byte) ([]scanned, []string) {
 	var out []scanned
-	warns := sc.each(b.dir, b.name, data, false, true, func(f *facts.Fact, raw []byte) {
+	b := fl.blob(i)
+	warns := sc.each(*b.dir, fl.name(b, &sc.name), data, false, true, func(f *facts.Fact, raw []byte) {
 		s := scanned{clock: f.Clock, raw: raw}
 		s.id, s.idOK = parseFactID(f.ID)
 		if f.Kind == facts.KindRetract && f.Ref != "" {
@@ -131,7 +133,8 @@ func (sc *blobScanner) scan(b factBlob, data []byte) ([]scanned, []string) {
 // there and alias is set, a copy otherwise.
 func (sc *blobScanner) each(dir, name string, data []byte, own, alias bool, emit func(f *facts.Fact, raw []byte)) []string {
 	path := func() string { return joinPath(dir, name) }
-	if w, ok := oversizeWarning(path(), data); ok {
+	if _, ok := refs.Oversize(data); ok {
+		w, _ := oversizeWarning(path(), data)
 		return []string{w}
 	}
 	var warns []string
@@ -183,4 +186,23 @@ func (sc *blobScanner) each(dir, name string, data []byte, own, alias bool, emit
 		emit(f, raw)
 	}
 	return warns
+}
+
+// parseOwned is facts.Parse for a stored line (newline included) of a
+// rebuild's second pass: a canonical line is copied once, and that copy
+// is both the fact's Raw and the bytes its strings are slices of
+// (facts.Parse copies it twice: 161 MB of a cold read of 1M facts).
+func parseOwned(line []byte) (*facts.Fact, error) {
+	if n := len(line); n > 2 && line[n-1] == '\n' {
+		buf := make([]byte, n)
+		copy(buf, line)
+		body := buf[:n-1]
+		f := &facts.Fact{}
+		var ms facts.FastMembers
+		if facts.FastDecodeInto(f, body, unsafe.String(unsafe.SliceData(body), len(body)), &ms) && f.ID != "" && f.Kind != "" {
+			f.Raw = buf
+			return f, nil
+		}
+	}
+	return facts.Parse(line)
 }

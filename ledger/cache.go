@@ -470,7 +470,7 @@ func (c *cache) removeGensBefore(keep int) {
 	}
 	for _, e := range ents {
 		var g int
-		if _, err := fmt.Sscanf(e.Name(), "facts-%d.", &g); err == nil && g < keep && (strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".idx")) {
+		if _, err := fmt.Sscanf(e.Name(), "facts-%d.", &g); err == nil && g < keep && (strings.HasSuffix(e.Name(), ".jsonl") || strings.HasSuffix(e.Name(), ".idx") || strings.Contains(e.Name(), ".ids")) {
 			os.Remove(filepath.Join(c.dir, e.Name()))
 		}
 	}

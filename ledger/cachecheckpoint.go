@@ -190,7 +190,7 @@ func (c *cache) checkpointTail(st *facts.State) (*checkpoint, *lineStore, bool) 
 	}
 	ls := &lineStore{}
 	prev := cp.st.Last
-	for rest, seq := tail, uint64(0); len(rest) > 0; seq++ {
+	for rest, seq := tail, uint32(0); len(rest) > 0; seq++ {
 		i := bytes.IndexByte(rest, '\n')
 		if i < 0 {
 			return nil, nil, false
@@ -227,7 +227,7 @@ func (l *Ledger) mergeCheckpoint(st *facts.State, fs []*facts.Fact, hz time.Time
 		if !cp.st.Last.Less(f.Key()) {
 			return nil, false
 		}
-		ls.add(f, 1<<62|uint64(i))
+		ls.add(f, 1<<31|uint32(i))
 	}
 	if ls.odd {
 		return nil, false

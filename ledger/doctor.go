@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"crypto/sha1"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -49,6 +50,9 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	for _, e := range root {
 		if e.Name == FormatFile && !e.Dir {
 			format = true
+			if e.Hash == formatBlobID() {
+				continue // its id says its content (and spares reading the pack in-process)
+			}
 			b, err := l.Store.ReadBlob(e.Hash)
 			switch {
 			case err != nil:
@@ -61,47 +65,11 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	if !format {
 		ps = append(ps, Problem{Code: "format", Message: "no format marker at the ledger root"})
 	}
-	blobs, err := l.diff(refHashZero, c.Tree)
+	fps, err := l.doctorFacts(c.Tree)
 	if err != nil {
 		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), nil
 	}
-	seen := map[string]string{}
-	for _, b := range blobs {
-		data, err := l.Store.ReadBlob(b.hash)
-		if errors.Is(err, refs.ErrTooLarge) {
-			ps = append(ps, Problem{Code: "oversize", Path: b.path, Message: err.Error()})
-			continue
-		}
-		if err != nil {
-			ps = append(ps, Problem{Code: "missing-object", Path: b.path, Message: err.Error()})
-			continue
-		}
-		for _, line := range strings.Split(string(data), "\n") {
-			if strings.TrimSpace(line) == "" {
-				continue
-			}
-			f, err := facts.Parse([]byte(line))
-			if err != nil {
-				ps = append(ps, Problem{Code: "unparsable", Path: b.path, Message: err.Error()})
-				continue
-			}
-			if id, err := facts.ComputeID([]byte(line)); err != nil || id != f.ID {
-				ps = append(ps, Problem{Code: "bad-id", Path: b.path, Message: fmt.Sprintf("fact %s: its content hashes to %s", facts.Sanitize(f.ID, 40), id)})
-			} else if c := facts.CheckStored(f, []byte(line), ""); c != nil {
-				ps = append(ps, Problem{Code: c.Code, Path: b.path, Message: c.Message})
-			} else if f.Time().After(l.horizon()) {
-				ps = append(ps, Problem{Code: "future-time", Path: b.path,
-					Message: fmt.Sprintf("fact %s is dated %s, in the future: held back until then", f.ID, facts.Sanitize(f.At, 40))})
-			}
-			if prev, dup := seen[f.ID]; dup {
-				ps = append(ps, Problem{Code: "duplicate-id", Path: b.path, Message: fmt.Sprintf("fact %s also at %s", facts.Sanitize(f.ID, 40), prev)})
-			}
-			seen[f.ID] = b.path
-			if !strings.HasSuffix(b.path, "/"+f.ID+".json") {
-				ps = append(ps, Problem{Code: "misplaced", Path: b.path, Message: fmt.Sprintf("fact %s is stored under another name", facts.Sanitize(f.ID, 40))})
-			}
-		}
-	}
+	ps = append(ps, fps...)
 	cps, err := l.checkClocks(head, maxCommits)
 	if err != nil {
 		ps = append(ps, Problem{Code: "missing-object", Message: err.Error()})
@@ -138,17 +106,33 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 	prevTree := refHashZero
 	for i := len(chain) - 1; i >= 0; i-- {
 		s := chain[i]
-		added, err := l.diff(prevTree, s.tree)
-		if err != nil && !errors.Is(err, errShrank) {
+		var fs []clockAt
+		var err error
+		if prevTree.IsZero() {
+			// The first commit, however large (a ledger imported in one
+			// commit): listed by ls-tree, not diffed tree by tree.
+			fl := &factList{}
+			if err = l.listFacts(s.tree, fl, func(int, refs.Hash) {}); err == nil {
+				fs, err = l.factClocks(fl.n, func(i int) (string, refs.Hash) { return fl.path(i), fl.blob(i).hash })
+			}
+		} else {
+			var added []blobRef
+			added, err = l.diff(prevTree, s.tree)
+			if err != nil && !errors.Is(err, errShrank) {
+				return ps, err
+			}
+			fs, err = l.factClocks(len(added), func(i int) (string, refs.Hash) { return added[i].path, added[i].hash })
+		}
+		if err != nil {
 			return ps, err
 		}
 		var top int64
-		for _, f := range l.parseBlobs(added) {
-			if !s.isMerge && f.Clock <= max {
-				ps = append(ps, Problem{Code: "clock", Message: fmt.Sprintf("fact %s has clock %d, not above %d already in the ledger its author read", f.ID, f.Clock, max)})
+		for _, f := range fs {
+			if !s.isMerge && f.clock <= max {
+				ps = append(ps, Problem{Code: "clock", Message: fmt.Sprintf("fact %s has clock %d, not above %d already in the ledger its author read", f.id, f.clock, max)})
 			}
-			if f.Clock > top {
-				top = f.Clock
+			if f.clock > top {
+				top = f.clock
 			}
 		}
 		if top > max {
@@ -157,4 +141,9 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		prevTree = s.tree
 	}
 	return ps, nil
+}
+
+// formatBlobID is the id git gives the format marker's content.
+func formatBlobID() refs.Hash {
+	return refs.Hash(sha1.Sum([]byte(fmt.Sprintf("blob %d\x00%s", len(FormatContent), FormatContent))))
 }

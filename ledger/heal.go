@@ -53,7 +53,9 @@ func (l *Ledger) HistoryWhole() (bool, error) {
 }
 
 func (l *Ledger) whole(h refs.Hash) bool {
-	_, err := refs.Git(l.Store.CommonDir, nil, "rev-list", "--objects", "--quiet", h.String())
+	// Every object of the history: in pack windows (a million facts:
+	// 289 MB of RSS in git's default windows, 143 MB in these).
+	_, err := refs.Git(l.Store.CommonDir, nil, append(refs.PackWindows(), "rev-list", "--objects", "--quiet", h.String())...)
 	return err == nil
 }
 

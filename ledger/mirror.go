@@ -200,7 +200,7 @@ func (c *cache) mirrorStore(st *facts.State) (*lineStore, bool) {
 	// rebuild from the mirror of 1M facts peak at 1.8 GB.
 	var sf facts.Fact
 	var ms facts.FastMembers
-	for seq := uint64(0); ; seq++ {
+	for seq := uint32(0); ; seq++ {
 		line, err := br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			// A line longer than the buffer: read it whole.

@@ -294,11 +294,7 @@ func (c *cache) indexPrefix(st *facts.State, prefix string) ([]*facts.Fact, bool
 	shift := uint(4 * (16 - len(digits)))
 	var found []*facts.Fact
 	good := true
-	ok = ix.scan(false, func(r indexRec) bool {
-		// An id of another form is recorded as 0: look at it too.
-		if r.id>>shift != want && r.id != 0 {
-			return true
-		}
+	match := func(r indexRec) bool {
 		f, ok := ix.fact(r)
 		if !ok {
 			good = false
@@ -308,9 +304,50 @@ func (c *cache) indexPrefix(st *facts.State, prefix string) ([]*facts.Fact, bool
 			found = append(found, f)
 		}
 		return true
+	}
+	gen := c.saved.Gen
+	if entries, covered := c.idsTable(gen, ix); entries != nil {
+		// The records the table names, then those appended since.
+		for _, i := range lookupTable(entries, want, shift) {
+			r, _, ok := ix.record(i)
+			if !ok || r.id>>shift != want && r.id != 0 || !match(r) {
+				return nil, false
+			}
+		}
+		for i := covered; i < ix.n; i++ {
+			r, _, ok := ix.record(i)
+			if !ok {
+				return nil, false
+			}
+			if (r.id>>shift == want || r.id == 0) && !match(r) {
+				return nil, false
+			}
+		}
+		return found, true
+	}
+	// Every record, and the table for the next lookup.
+	var ids []idRec
+	if ix.n >= idsTableAt {
+		ids = make([]idRec, 0, ix.n)
+	}
+	ok = ix.scan(false, func(r indexRec) bool {
+		indexRecordsRead.Add(1)
+		if ids != nil {
+			ids = append(ids, idRec{r.id, uint32(len(ids))})
+		}
+		// An id of another form is recorded as 0: look at it too.
+		if r.id>>shift != want && r.id != 0 {
+			return true
+		}
+		return match(r)
 	})
 	if !ok || !good {
 		return nil, false
+	}
+	if ids != nil && len(ids) == ix.n {
+		if _, check, ok := ix.record(ix.n - 1); ok {
+			c.writeIdsTable(gen, ids, check)
+		}
 	}
 	return found, true
 }

@@ -18,6 +18,15 @@ type blobRef struct {
 // diff lists the blobs in newT that are not in oldT, descending only into
 // subtrees whose ids differ.
 func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
+	return l.diffUpTo(oldT, newT, 0)
+}
+
+// errTooMany reports a diff that found more than its limit of new blobs.
+var errTooMany = errors.New("more new facts than a catch-up applies")
+
+// diffUpTo is diff that stops with errTooMany once it found more than
+// limit new blobs (0: no limit).
+func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 	var out []blobRef
 	shrank := false
 	var walk func(prefix string, o, n refs.Hash) error
@@ -70,6 +79,9 @@ func (l *Ledger) diff(oldT, newT refs.Hash) ([]blobRef, error) {
 				shrank = true // a fact file whose content changed
 			}
 			if isFactPath(p) {
+				if limit > 0 && len(out) >= limit {
+					return errTooMany
+				}
 				out = append(out, blobRef{p, e.Hash})
 			}
 		}

@@ -134,7 +134,7 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 				defer func() { <-sem }()
 				d := decoded{fs: make([]*facts.Fact, len(ks))}
 				for i, k := range ks {
-					f, err := facts.Parse(ls.line(k))
+					f, err := parseOwned(ls.line(k))
 					if err != nil {
 						d.bad = true
 						break
@@ -168,10 +168,16 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 }
 
 // factBlob is a fact blob of a rebuild: its directory (shared by the
-// blobs of a segment), its name and its id.
+// blobs of a segment), its name and its blob id, in 40 bytes. A name
+// that is a fact id and .json, as every name rally writes, is kept as the
+// id's number; any other in the list's odd names (odd is 1 + its index).
+// With the name as a string over a page of names, a million blobs took
+// 79 MB, held through the whole first pass of a cold read.
 type factBlob struct {
-	dir, name string
-	hash      refs.Hash
+	dir  *string
+	id   uint64
+	hash refs.Hash
+	odd  uint32
 }
 
 // factList lists the fact blobs of a tree in the order ls-tree gives.
@@ -182,23 +188,28 @@ type factBlob struct {
 // the stream's channels). Listing 100k blobs copies none of them again.
 type factList struct {
 	pages atomic.Pointer[[]*[blobPage]factBlob]
-	n     int    // the lister's
-	names []byte // the current page of names; a name is a string over it
+	n     int // the lister's
+	dir   *string
+	oddMu sync.Mutex
+	odds  []string
 }
 
-const (
-	blobPage = 4096
-	namePage = 64 << 10
-)
+const blobPage = 4096
 
 func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
-	if len(fl.names)+len(name) > cap(fl.names) {
-		fl.names = make([]byte, 0, max(namePage, len(name)))
+	if fl.dir == nil || *fl.dir != dir {
+		d := strings.Clone(dir)
+		fl.dir = &d
 	}
-	off := len(fl.names)
-	fl.names = append(fl.names, name...)
-	// The page's bytes are never written again: the string may alias them.
-	nm := unsafe.String(unsafe.SliceData(fl.names[off:]), len(name))
+	b := factBlob{dir: fl.dir, hash: h}
+	if id, ok := nameID(name); ok {
+		b.id = id
+	} else {
+		fl.oddMu.Lock()
+		fl.odds = append(fl.odds, string(name))
+		b.odd = uint32(len(fl.odds))
+		fl.oddMu.Unlock()
+	}
 	i := fl.n
 	if i%blobPage == 0 {
 		var ps []*[blobPage]factBlob
@@ -208,18 +219,44 @@ func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
 		ps = append(ps, new([blobPage]factBlob))
 		fl.pages.Store(&ps)
 	}
-	(*fl.pages.Load())[i/blobPage][i%blobPage] = factBlob{dir, nm, h}
+	(*fl.pages.Load())[i/blobPage][i%blobPage] = b
 	fl.n++
 	return i
+}
+
+// nameID is the id's number of a blob name f_<16 lowercase hex>.json.
+func nameID(name []byte) (uint64, bool) {
+	if len(name) != 23 || string(name[:2]) != "f_" || string(name[18:]) != ".json" {
+		return 0, false
+	}
+	return lowerHex(string(name[2:18]))
 }
 
 func (fl *factList) blob(i int) factBlob {
 	return (*fl.pages.Load())[i/blobPage][i%blobPage]
 }
 
+// name is b's file name, written into buf (reused: the string is over it
+// until the next call with buf).
+func (fl *factList) name(b factBlob, buf *[]byte) string {
+	if b.odd > 0 {
+		fl.oddMu.Lock()
+		defer fl.oddMu.Unlock()
+		return fl.odds[b.odd-1]
+	}
+	const hexd = "0123456789abcdef"
+	nb := append((*buf)[:0], "f_0000000000000000.json"...)
+	for k := 17; k >= 2; k-- {
+		nb[k] = hexd[b.id>>(4*(17-k))&15]
+	}
+	*buf = nb
+	return unsafe.String(unsafe.SliceData(nb), len(nb))
+}
+
 func (fl *factList) path(i int) string {
+	var buf []byte
 	b := fl.blob(i)
-	return b.dir + "/" + b.name
+	return *b.dir + "/" + fl.name(b, &buf)
 }
 
 // listFacts lists the fact blobs under tree with one git ls-tree into
@@ -326,8 +363,8 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	ls.spillTo(l.cache.dir)
 	warns := map[int][]string{}
 	store := func(i int, fs []*facts.Fact, w []string) {
-		for j, f := range fs {
-			ls.add(f, uint64(i)<<32|uint64(j))
+		for _, f := range fs {
+			ls.add(f, uint32(i))
 		}
 		if len(w) > 0 {
 			warns[i] = w
@@ -335,8 +372,8 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	}
 	var rd *streamDecoder
 	storeScanned := func(i int, fs []scanned, w []string) {
-		for j, f := range fs {
-			ls.addLine(f, uint64(i)<<32|uint64(j))
+		for _, f := range fs {
+			ls.addLine(f, uint32(i))
 		}
 		if len(w) > 0 {
 			warns[i] = w
@@ -417,7 +454,7 @@ func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, 
 			defer rd.wg.Done()
 			var sc blobScanner
 			for j := range rd.jobs {
-				fs, w := sc.scan(fl.blob(j.i), j.data)
+				fs, w := sc.scan(fl, j.i, j.data)
 				rd.results <- streamResult{j.i, fs, w}
 			}
 		}()

@@ -358,9 +358,14 @@ func TestBlobScannerMatchesParseBlob(t *testing.T) {
 		if rng.Intn(3) == 0 {
 			data = bytes.TrimSuffix(data, []byte("\n"))
 		}
+		if rng.Intn(8) == 0 {
+			name = strings.ToUpper(name) // a name that is no id: kept as it is
+		}
 		path := "facts/2026-01/01/0000/" + name
 		want, wwarn := parseBlobRaw(path, data, true)
-		got, gwarn := sc.scan(factBlob{dir: "facts/2026-01/01/0000", name: name}, append([]byte(nil), data...))
+		fl := &factList{}
+		fl.add("facts/2026-01/01/0000", []byte(name), refs.Hash{})
+		got, gwarn := sc.scan(fl, 0, append([]byte(nil), data...))
 		if !reflect.DeepEqual(gwarn, wwarn) {
 			t.Fatalf("blob %d: warnings\n got %q\nwant %q", i, gwarn, wwarn)
 		}

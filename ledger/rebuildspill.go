@@ -17,7 +17,7 @@ import (
 // few kept in memory serve it. The file is the page cache's, not the
 // process's; a rebuild whose file cannot be written keeps its lines in
 // memory, as before.
-var spillAfter = 32 << 20
+var spillAfter = 8 << 20
 
 // chunksSpilled counts the chunks rebuilds wrote to disk (tests).
 var chunksSpilled atomic.Int64

@@ -132,7 +132,7 @@ func (st *Store) streamRange(lo, hi int, hash func(i int) Hash, fn func(i int, d
 			fn(i, data[:n])
 		}
 		return nil
-	}, "cat-file", "--batch", "--buffer")
+	}, append(PackWindows(), "cat-file", "--batch", "--buffer")...)
 }
 
 // WalkTree calls fn with every entry under tree, subtrees included, in
@@ -181,5 +181,5 @@ func (st *Store) WalkTree(tree Hash, fn func(path []byte, dir bool, h Hash)) err
 			}
 			fn(rec[tab+1:], string(typ) == "tree", h)
 		}
-	}, "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())
+	}, append(PackWindows(), "ls-tree", "-r", "-t", "-z", "--full-tree", tree.String())...)
 }

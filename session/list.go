@@ -76,6 +76,14 @@ func List(st *facts.State, live map[string]bool, started func(id string) string)
 			in.LastSeen = p.LastAt
 		}
 		in.Activity, in.ActivitySince = ActivityOf(st, f)
+		if in.State != StateLive && in.Activity != "" && in.Activity != facts.ActivityExited {
+			// Its host no longer runs: what it last said (needs-input,
+			// working) no longer holds. A stopped session ended at its stop.
+			in.Activity, in.ActivitySince = facts.ActivityExited, in.LastSeen
+			if f.Status == StatusStopped {
+				in.ActivitySince = f.At
+			}
+		}
 		out = append(out, in)
 	}
 	return out

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -20,6 +21,10 @@ import (
 type Tmux struct {
 	// Program is the tmux binary ("" = tmux on PATH).
 	Program string
+	// Keeper is the git-rally binary that runs a session's command in
+	// its pane and outlives it until tmux has read its output (Keep);
+	// "" runs the command as the pane's program.
+	Keeper string
 }
 
 func (t *Tmux) program() string {
@@ -97,10 +102,25 @@ func (t *Tmux) Start(name, dir string, env, argv []string) error {
 		}
 	}
 	args = append(args, "--")
+	if t.Keeper != "" {
+		args = append(args, t.Keeper, KeeperArg, "--")
+	}
 	for _, a := range argv {
 		args = append(args, tmuxWord(a))
 	}
 	args = append(args, ";", "set-option", "-w", "-t", tgt(name), "remain-on-exit", "on")
+	// A pane with a pipe keeps its terminal open while tmux has output
+	// of it to read. Without one, tmux before 3.7 closes the terminal of
+	// a pane as soon as it sees its program exit (SIGCHLD), read or not:
+	// a host that prints an error and exits at once loses it (capture and
+	// the last line show nothing; about one such exit in eight on a loaded
+	// machine, one in fifty with the pipe). The rest is Linux's: output
+	// the kernel has not handed to the terminal's reader yet is not
+	// counted as unread (FIONREAD). The keeper (Keep) closes that gap: the
+	// pane's program exits only once tmux has read all of it. The pipe's
+	// command is a constant that tmux runs through sh -c: no text of the
+	// session's is in it.
+	args = append(args, ";", "pipe-pane", "-t", tgt(name), "exec cat >/dev/null")
 	_, err := t.run(nil, args...)
 	return err
 }
@@ -432,5 +452,11 @@ func (t *Tmux) Foreground(target string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return strings.TrimSpace(out), nil
+	prog := strings.TrimSpace(out)
+	if t.Keeper != "" && filepath.Base(prog) == filepath.Base(t.Keeper) {
+		// the keeper holds the foreground only before its program took it
+		// or after it ended: what runs there is not known yet
+		return "", fmt.Errorf("the pane's program has not taken its terminal yet")
+	}
+	return prog, nil
 }

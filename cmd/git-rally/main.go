@@ -10,6 +10,12 @@ import (
 	"github.com/git-rally/git-rally/cmd/git-rally/cli"
 )
 
+// atExit runs after the command, before the process exits: nothing but in
+// a build with the tag rallypprof (pprof.go), which writes the profiles.
+var atExit = func() {}
+
 func main() {
-	os.Exit(cli.Main())
+	code := cli.Main()
+	atExit()
+	os.Exit(code)
 }

@@ -377,17 +377,23 @@ func TestDeliveryClaudeTUI(t *testing.T) {
 
 // geminiReturningUser writes the Gemini CLI settings of a person who has
 // used it here: API-key auth, a fixed model (the default "auto" asks a
-// routing model first), the repository trusted, and the agent allowed to
-// acknowledge handoffs without asking.
+// routing model first), the repository trusted, the default approval mode
+// (a shell command asks "Allow execution of ...?") and the agent allowed
+// to acknowledge handoffs without asking, as Gemini itself saves the
+// answer "Allow for all future sessions" (~/.gemini/policies/auto-saved.toml,
+// a commandPrefix rule). Not through tools.allowed: a narrowed entry there
+// ("run_shell_command(git rally receipt)") makes Gemini's policy engine
+// deny every other shell command instead of asking.
 func geminiReturningUser(r *repo) {
 	gdir := filepath.Join(r.home, ".gemini")
-	os.MkdirAll(gdir, 0o755)
+	os.MkdirAll(filepath.Join(gdir, "policies"), 0o755)
 	trust, _ := json.Marshal(map[string]string{r.dir: "TRUST_FOLDER"})
 	os.WriteFile(filepath.Join(gdir, "trustedFolders.json"), trust, 0o644)
 	os.WriteFile(filepath.Join(gdir, "settings.json"), []byte(`{"security":{"auth":{"selectedType":"gemini-api-key"}},`+
 		`"model":{"name":"gemini-2.5-pro"},"privacy":{"usageStatisticsEnabled":false},`+
-		`"general":{"disableAutoUpdate":true,"disableUpdateNag":true},"ide":{"hasSeenNudge":true},`+
-		`"tools":{"allowed":["run_shell_command(git rally receipt)"]}}`), 0o644)
+		`"general":{"disableAutoUpdate":true,"disableUpdateNag":true},"ide":{"hasSeenNudge":true}}`), 0o644)
+	os.WriteFile(filepath.Join(gdir, "policies", "auto-saved.toml"), []byte("[[rule]]\ntoolName = \"run_shell_command\"\n"+
+		"decision = \"allow\"\npriority = 950\ncommandPrefix = \"git rally receipt\"\n"), 0o644)
 }
 
 func TestDeliveryGeminiTUI(t *testing.T) {
@@ -401,11 +407,7 @@ func TestDeliveryGeminiTUI(t *testing.T) {
 	env, log := timeHooks(t, env)
 	u := launch(t, r, "gemini", []string{bin, "--model", "gemini-2.5-pro", "--prompt-interactive", script()}, env)
 	check(t, u.tool == "gemini:01", "gemini: git rally run started the interactive TUI as gemini:01", u.tool)
-	// The permission-prompt check is not run for Gemini CLI yet: in this
-	// configuration its policy engine denies the scripted shell command
-	// ("Tool execution denied by policy") instead of asking the person.
-	deliveryChecks(t, u, "gemini", "")
-	t.Logf("gemini: the permission-prompt delivery check is not run: Gemini CLI 0.61.0 denied the scripted command by policy instead of asking")
+	deliveryChecks(t, u, "gemini", "Allow execution of")
 	hookLatency(t, "gemini", log)
 }
 

@@ -26,6 +26,10 @@
 // request the model server received, to look at a host's wire by hand;
 // RALLY_REALHOST_GIT_RALLY=<binary> runs the suite against another build
 // of git-rally (an older one, to see which checks it fails).
+// RALLY_REALHOST_BYHAND=<dir> (TestByHand, with the test binary run as the
+// inner process inside a network namespace of one's own) sets up a
+// repository, a returning user's HOME and the hosts on a PATH, and serves
+// the scripted model, to try the hosts by hand: see byhand_test.go.
 // To move a host to a new version: change npm/package.json, run
 // `npm install --package-lock-only --ignore-scripts` in npm/, run the suite.
 package realhost

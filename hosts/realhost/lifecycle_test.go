@@ -422,3 +422,29 @@ var lifeWait = func() time.Duration {
 	}
 	return 120 * time.Second
 }()
+
+// TestLifecycleDiesAtOnce: a real host that refuses its arguments is not
+// "started": run reports it exited, with its error, exit 1, and the
+// session keeps its story.
+func TestLifecycleDiesAtOnce(t *testing.T) {
+	t.Parallel()
+	l := newLifeRoom(t, "claude")
+	out, err := l.rallyEnv(nil, "run", "codex", "--task", "look around", "--", "--bogus-flag")
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	check(t, code == 1 && !strings.Contains(out, "started") && strings.Contains(out, "codex-01 exited at once (exit status 2)") &&
+		strings.Contains(out, "unexpected argument '--bogus-flag'"),
+		"codex: run codex -- --bogus-flag (Codex refuses it): exit 1, exited at once with its status and its error, not \"started\"", code, out)
+	var s struct {
+		Sessions []struct {
+			State      string `json:"state"`
+			ExitStatus *int   `json:"exit_status"`
+		} `json:"sessions"`
+	}
+	json.Unmarshal([]byte(l.must("sessions", "--json")), &s)
+	check(t, len(s.Sessions) == 1 && s.Sessions[0].State == "exited" && s.Sessions[0].ExitStatus != nil && *s.Sessions[0].ExitStatus == 2,
+		"codex: sessions shows codex-01 exited with exit_status 2", s.Sessions)
+	l.must("stop", "codex-01")
+}

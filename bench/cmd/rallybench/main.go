@@ -9,6 +9,7 @@
 //	rallybench report  -in FILE
 //	rallybench house   -base DIR -new DIR -hello DIR -target SIZE:base|new:REPO ... [-runs N]   (issue 27: hot commands against a base binary)
 //	rallybench writers -dir REPO [-bin git-rally] [-writers 8] [-each 200]   (concurrent appends, then checks)
+//	rallybench clones  -dir WORK [-bin git-rally] [-clones 50] [-rounds 3] [-alone 20]   (clones syncing through one git daemon)
 //	rallybench signab  -dir REPO [-bin git-rally] [-runs N]   (signed against unsigned claims)
 package main
 
@@ -41,6 +42,8 @@ func main() {
 		err = runRusage(os.Args[2:])
 	case "writers":
 		err = runWriters(os.Args[2:])
+	case "clones":
+		err = runClones(os.Args[2:])
 	case "signab":
 		err = runSignAB(os.Args[2:])
 	default:

@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -86,7 +87,8 @@ func runCapture(f *factory, opts *captureOptions, name string) error {
 	}
 	lines := make([]string, len(raw))
 	for i, l := range raw {
-		lines[i] = facts.Sanitize(l, 4000)
+		// a TUI paints blank cells as spaces: a line of them is empty
+		lines[i] = facts.Sanitize(strings.TrimRight(l, " "), 4000)
 	}
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, map[string]any{"session": s.Name, "lines": lines})

@@ -22,6 +22,9 @@ func logLine(fa *facts.Fact) string {
 	if len(fa.Scopes) > 0 {
 		add(strings.Join(fa.Scopes, " "))
 	}
+	if fa.Kind == facts.KindStatus && fa.Status != "" {
+		add(facts.Sanitize(fa.Status, 40)) // the activity: working, needs-input, idle, ...
+	}
 	if fa.Subject != "" {
 		add(`"` + facts.CutWords(facts.Sanitize(fa.Subject, 0), 80) + `"`)
 	}

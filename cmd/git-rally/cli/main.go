@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
 	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/session"
 	// SSH signatures (refs.SSH) for every command: refs and facts reach
 	// the SSH library only through it.
 	_ "github.com/git-rally/git-rally/sshsig"
@@ -36,6 +37,10 @@ type exitError = cmdutil.ExitError
 
 // Main runs the command line and returns the exit code.
 func Main() int {
+	if len(os.Args) > 2 && os.Args[1] == session.KeeperArg && os.Args[2] == "--" {
+		// the program of a pane rally started (session.Keep)
+		return session.Keep(os.Args[3:])
+	}
 	return Run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
 }
 

@@ -93,6 +93,57 @@ type runPlanJSON struct {
 	DryRun   bool              `json:"dry_run"`
 	Hooks    []string          `json:"hooks,omitempty"`
 	Facts    []json.RawMessage `json:"facts,omitempty"`
+	// After the launch: live, or exited when the host died at once.
+	State      string `json:"state,omitempty"`
+	ExitStatus *int   `json:"exit_status,omitempty"`
+	LastLine   string `json:"last_line,omitempty"`
+}
+
+// runExited reports a session whose host ended within run's startup
+// window: the launch plan with state exited, exit_status and last_line
+// (--json), an error naming the exit and the last line, exit 1.
+func runExited(f *factory, opts *runOptions, out runPlanJSON, end session.Ending, tail []string) error {
+	status := end.Status
+	out.State, out.ExitStatus, out.LastLine = session.StateExited, &status, facts.Sanitize(end.LastLine, 300)
+	how := fmt.Sprintf("exit status %d", end.Status)
+	if end.Signal > 0 {
+		how = fmt.Sprintf("signal %d", end.Signal)
+	}
+	msg := fmt.Sprintf("%s exited at once (%s)", out.Session, how)
+	if out.LastLine != "" {
+		msg += ": " + out.LastLine
+	}
+	err := &facts.FailedError{Err: fmt.Errorf("%s", msg),
+		Hint: fmt.Sprintf("its output: git rally capture %s; clear it: git rally stop %s", out.Session, out.Session)}
+	if opts.j.On() {
+		if perr := f.PrintJSON(&opts.j, out); perr != nil {
+			return perr
+		}
+		return &cmdutil.AnsweredError{Err: err}
+	}
+	// The last line is often a footer ("try --help"): the lines before it
+	// say what went wrong.
+	if len(tail) > 1 {
+		fmt.Fprintf(f.Err, "git-rally: note: the last output of %s:\n", out.Session)
+		for _, l := range tail {
+			fmt.Fprintf(f.Err, "  | %s\n", l)
+		}
+	}
+	return err
+}
+
+// lastLines are the last n non-empty lines of a terminal, sanitized,
+// without tmux's "Pane is dead" line.
+func lastLines(lines []string, n int) []string {
+	var out []string
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		l := strings.TrimSpace(lines[i])
+		if l == "" || strings.HasPrefix(l, "Pane is dead") {
+			continue
+		}
+		out = append([]string{facts.Sanitize(l, 300)}, out...)
+	}
+	return out
 }
 
 func runRun(f *factory, opts *runOptions, agent string) error {
@@ -156,6 +207,13 @@ func runRun(f *factory, opts *runOptions, agent string) error {
 		return backendErr(err)
 	}
 	out.Facts, out.Hooks = cmdutil.RawFacts(res.Facts), res.Hooks
+	// A host that dies at once (a binary that exits 1, a host refusing
+	// its arguments) is an error, not "started".
+	if up := session.WatchStartup(l, b, res, p.Window()); up.Exited {
+		lines, _ := b.Capture(p.Target, 200)
+		return runExited(f, opts, out, up.Ending, lastLines(lines, 6))
+	}
+	out.State = session.StateLive
 	if opts.j.On() {
 		return f.PrintJSON(&opts.j, out)
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"os"
 	"strings"
 
 	"github.com/git-rally/git-rally/cmd/git-rally/cli/cmdutil"
@@ -82,7 +83,11 @@ func newBackend(name string) (session.Backend, error) {
 	}
 	switch name {
 	case "", "auto", "tmux":
-		return &session.Tmux{}, nil
+		t := &session.Tmux{}
+		if self, err := os.Executable(); err == nil {
+			t.Keeper = self // the pane keeps its program's last output
+		}
+		return t, nil
 	}
 	return nil, &cmdutil.UsageError{Msg: "unknown backend " + quoteName(name) + ": rally runs sessions in tmux", Hint: "--backend tmux"}
 }

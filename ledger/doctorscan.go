@@ -1,0 +1,319 @@
+package ledger
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/git-rally/git-rally/facts"
+	"github.com/git-rally/git-rally/refs"
+)
+
+// doctorStreamAt is the number of fact blobs from which doctor reads them
+// through cat-file streams (refs.BlobStream) instead of one by one.
+var doctorStreamAt = refs.BatchThreshold
+
+// doctorFactsAllocated counts the lines doctor decoded into a Fact of
+// their own: only lines not in this version's encoding (tests hold it to
+// them).
+var doctorFactsAllocated atomic.Int64
+
+// doctorFacts checks every fact blob of tree and returns the problems as
+// the one-by-one check ordered them (the tree's order; per line
+// unparsable, bad-id, a stored-fact check or future-time, then
+// duplicate-id, then misplaced). It holds no fact: each line is decoded
+// into a Fact its goroutine reuses (strings over the blob) and hashed in
+// a buffer it reuses, and only its id is kept (16 bytes: the id's number,
+// its blob and line), sorted at the end to find duplicates. The blobs of
+// a large tree come from cat-file streams, several at once.
+func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
+	fl := &factList{}
+	if err := l.listFacts(tree, fl, func(int, refs.Hash) {}); err != nil {
+		return nil, err
+	}
+	defer lowGC()()
+	d := &doctorScan{fl: fl, hz: l.horizon(), ids: make([]idAt, 0, fl.n)}
+	if fl.n >= doctorStreamAt {
+		scanners := make(chan *doctorScanner, 8)
+		bs := l.Store.NewBlobStream(func(i int, data []byte) {
+			var sc *doctorScanner
+			select {
+			case sc = <-scanners:
+			default:
+				sc = &doctorScanner{}
+			}
+			d.blob(sc, i, data)
+			select {
+			case scanners <- sc:
+			default:
+			}
+		})
+		for i := 0; i < fl.n; i++ {
+			bs.Add(i, fl.blob(i).hash)
+		}
+		if err := bs.Close(); err == nil {
+			return d.problems(), nil
+		}
+		// A blob missing or git failing: again one by one, each missing
+		// blob a problem of its own.
+		d = &doctorScan{fl: fl, hz: d.hz, ids: d.ids[:0]}
+	}
+	sc := &doctorScanner{}
+	for i := 0; i < fl.n; i++ {
+		data, err := l.Store.ReadBlob(fl.blob(i).hash)
+		if errors.Is(err, refs.ErrTooLarge) {
+			d.add(i, 0, 0, Problem{Code: "oversize", Path: fl.path(i), Message: err.Error()})
+			continue
+		}
+		if err != nil {
+			d.add(i, 0, 0, Problem{Code: "missing-object", Path: fl.path(i), Message: err.Error()})
+			continue
+		}
+		d.blob(sc, i, data)
+	}
+	return d.problems(), nil
+}
+
+// doctorScan is one doctor pass over the fact blobs.
+type doctorScan struct {
+	fl  *factList
+	hz  time.Time
+	mu  sync.Mutex
+	ps  []placedProblem
+	ids []idAt
+	odd []oddIDAt // ids that are not f_ and 16 hex digits
+}
+
+// placedProblem is a problem and where it goes in the report: its blob,
+// its line, and its slot on the line (0 the checks, 1 duplicate, 2
+// misplaced).
+type placedProblem struct {
+	blob, line uint32
+	slot       uint8
+	p          Problem
+}
+
+type idAt struct {
+	id         uint64
+	blob, line uint32
+}
+
+type oddIDAt struct {
+	id         string
+	blob, line uint32
+}
+
+// doctorScanner is what one goroutine reuses line after line.
+type doctorScanner struct {
+	name []byte
+	f    facts.Fact
+	ms   facts.FastMembers
+	buf  []byte
+	ids  []idAt
+	odd  []oddIDAt
+	ps   []placedProblem
+}
+
+func (d *doctorScan) add(blob, line int, slot uint8, p Problem) {
+	d.mu.Lock()
+	d.ps = append(d.ps, placedProblem{uint32(blob), uint32(line), slot, p})
+	d.mu.Unlock()
+}
+
+// blob checks the lines of blob i.
+func (d *doctorScan) blob(sc *doctorScanner, i int, data []byte) {
+	var p string
+	path := func() string { // only for a problem
+		if p == "" {
+			p = d.fl.path(i)
+		}
+		return p
+	}
+	sc.ids, sc.odd, sc.ps = sc.ids[:0], sc.odd[:0], sc.ps[:0]
+	put := func(line int, slot uint8, p Problem) {
+		sc.ps = append(sc.ps, placedProblem{uint32(i), uint32(line), slot, p})
+	}
+	if size, ok := refs.Oversize(data); ok {
+		d.add(i, 0, 0, Problem{Code: "oversize", Path: path(),
+			Message: (&refs.TooLargeError{Hash: d.fl.blob(i).hash, Size: size, Limit: refs.MaxBlob}).Error()})
+		return
+	}
+	for rest, n := data, 0; len(rest) > 0; n++ {
+		var line []byte
+		line, rest, _ = cutLine(rest)
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		var f *facts.Fact
+		var id string
+		sc.f, sc.ms = facts.Fact{}, facts.FastMembers{}
+		if facts.FastDecodeInto(&sc.f, line, unsafe.String(unsafe.SliceData(line), len(line)), &sc.ms) && sc.f.ID != "" && sc.f.Kind != "" {
+			f = &sc.f
+			var b [18]byte
+			sc.buf = facts.FastIDInto(&b, sc.buf, line, &sc.ms)
+			id = string(b[:])
+		} else {
+			var err error
+			if f, err = facts.Parse(line); err != nil {
+				put(n, 0, Problem{Code: "unparsable", Path: path(), Message: err.Error()})
+				continue
+			}
+			doctorFactsAllocated.Add(1)
+			id, _ = facts.ComputeID(line)
+		}
+		if id != f.ID {
+			put(n, 0, Problem{Code: "bad-id", Path: path(), Message: fmt.Sprintf("fact %s: its content hashes to %s", facts.Sanitize(f.ID, 40), id)})
+		} else if c := facts.CheckStoredID(f, id, nil, ""); c != nil {
+			put(n, 0, Problem{Code: c.Code, Path: path(), Message: c.Message})
+		} else if f.Time().After(d.hz) {
+			put(n, 0, Problem{Code: "future-time", Path: path(),
+				Message: fmt.Sprintf("fact %s is dated %s, in the future: held back until then", f.ID, facts.Sanitize(f.At, 40))})
+		}
+		if v, ok := parseFactID(f.ID); ok {
+			sc.ids = append(sc.ids, idAt{v, uint32(i), uint32(n)})
+		} else {
+			sc.odd = append(sc.odd, oddIDAt{strings.Clone(f.ID), uint32(i), uint32(n)})
+		}
+		if name := d.fl.name(d.fl.blob(i), &sc.name); name != f.ID+".json" {
+			put(n, 2, Problem{Code: "misplaced", Path: path(), Message: fmt.Sprintf("fact %s is stored under another name", facts.Sanitize(f.ID, 40))})
+		}
+	}
+	d.mu.Lock()
+	d.ids = append(d.ids, sc.ids...)
+	d.odd = append(d.odd, sc.odd...)
+	d.ps = append(d.ps, sc.ps...)
+	d.mu.Unlock()
+}
+
+// problems finds the duplicate ids (each later copy names the one before
+// it, in the tree's order) and orders every problem.
+func (d *doctorScan) problems() []Problem {
+	at := func(a, b idAt) int {
+		return cmp.Or(cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line))
+	}
+	slices.SortFunc(d.ids, func(a, b idAt) int { return cmp.Or(cmp.Compare(a.id, b.id), at(a, b)) })
+	for k := 1; k < len(d.ids); k++ {
+		if a, b := d.ids[k-1], d.ids[k]; a.id == b.id {
+			d.dup(fmt.Sprintf("f_%016x", b.id), b.blob, b.line, a.blob)
+		}
+	}
+	slices.SortFunc(d.odd, func(a, b oddIDAt) int {
+		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line))
+	})
+	for k := 1; k < len(d.odd); k++ {
+		if a, b := d.odd[k-1], d.odd[k]; a.id == b.id {
+			d.dup(a.id, b.blob, b.line, a.blob)
+		}
+	}
+	d.ids, d.odd = nil, nil
+	slices.SortStableFunc(d.ps, func(a, b placedProblem) int {
+		return cmp.Or(cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line), cmp.Compare(a.slot, b.slot))
+	})
+	out := make([]Problem, len(d.ps))
+	for k, p := range d.ps {
+		out[k] = p.p
+	}
+	return out
+}
+
+func (d *doctorScan) dup(id string, blob, line, prev uint32) {
+	d.ps = append(d.ps, placedProblem{blob, line, 1, Problem{Code: "duplicate-id", Path: d.fl.path(int(blob)),
+		Message: fmt.Sprintf("fact %s also at %s", facts.Sanitize(id, 40), d.fl.path(int(prev)))}})
+}
+
+// clockAt is a good fact of a clock check: where it is, its clock and
+// its id.
+type clockAt struct {
+	blob, line uint32
+	clock      int64
+	id         string
+}
+
+// factClocks returns the clock and id of every good fact (one that
+// parseBlobs would return) in the blobs n of them at blob(i), in the
+// blobs' order: streamed from cat-file and decoded into a reused Fact,
+// so a step of a million facts holds 40 bytes a fact, not its Fact.
+func (l *Ledger) factClocks(n int, blob func(i int) (path string, h refs.Hash)) ([]clockAt, error) {
+	var mu sync.Mutex
+	var out []clockAt
+	scan := func(sc *doctorScanner, i int, data []byte) {
+		path, _ := blob(i)
+		if _, ok := refs.Oversize(data); ok {
+			return
+		}
+		var got []clockAt
+		for rest, k := data, 0; len(rest) > 0; k++ {
+			var line []byte
+			line, rest, _ = cutLine(rest)
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			var f *facts.Fact
+			var c *facts.Corrupt
+			sc.f, sc.ms = facts.Fact{}, facts.FastMembers{}
+			if facts.FastDecodeInto(&sc.f, line, unsafe.String(unsafe.SliceData(line), len(line)), &sc.ms) && sc.f.ID != "" && sc.f.Kind != "" {
+				f = &sc.f
+				var b [18]byte
+				sc.buf = facts.FastIDInto(&b, sc.buf, line, &sc.ms)
+				c = facts.CheckStoredID(f, string(b[:]), nil, facts.BaseName(path))
+			} else {
+				var err error
+				if f, err = facts.Parse(line); err != nil {
+					continue
+				}
+				c = facts.CheckStored(f, line, facts.BaseName(path))
+			}
+			if c == nil {
+				got = append(got, clockAt{uint32(i), uint32(k), f.Clock, strings.Clone(f.ID)})
+			}
+		}
+		mu.Lock()
+		out = append(out, got...)
+		mu.Unlock()
+	}
+	streamed := false
+	if n >= doctorStreamAt {
+		scanners := make(chan *doctorScanner, 8)
+		bs := l.Store.NewBlobStream(func(i int, data []byte) {
+			var sc *doctorScanner
+			select {
+			case sc = <-scanners:
+			default:
+				sc = &doctorScanner{}
+			}
+			scan(sc, i, data)
+			select {
+			case scanners <- sc:
+			default:
+			}
+		})
+		for i := 0; i < n; i++ {
+			_, h := blob(i)
+			bs.Add(i, h)
+		}
+		streamed = bs.Close() == nil
+	}
+	if !streamed {
+		out = out[:0]
+		sc := &doctorScanner{}
+		for i := 0; i < n; i++ {
+			_, h := blob(i)
+			data, err := l.Store.ReadBlob(h)
+			if err != nil {
+				continue // parseBlobs warns and skips it too
+			}
+			scan(sc, i, data)
+		}
+	}
+	slices.SortFunc(out, func(a, b clockAt) int {
+		return cmp.Or(cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line))
+	})
+	return out, nil
+}
