@@ -114,3 +114,23 @@ func TestSyncGivesUpAtItsBounds(t *testing.T) {
 		t.Fatalf("Timeout 2m, 50 s a round: %v", err)
 	}
 }
+
+// The pause between rounds doubles from 20 ms to 8 s, jittered between
+// half and all of it: a few quick rounds when two clones race, seconds
+// apart when fifty do.
+func TestSyncBackoffBounds(t *testing.T) {
+	for round := 2; round <= 40; round++ {
+		top := min(20*time.Millisecond<<min(round-2, 10), 8*time.Second)
+		for i := 0; i < 50; i++ {
+			if d := defaultBackoff(round); d < top/2 || d > top {
+				t.Fatalf("round %d: pause %s, want %s to %s", round, d, top/2, top)
+			}
+		}
+	}
+	if top := 20 * time.Millisecond << 9; defaultBackoff(11) < top/2 {
+		t.Fatal("round 11 pauses less than 2.56 s")
+	}
+	if defaultBackoff(40) < 4*time.Second {
+		t.Fatal("the pause stops growing below 8 s")
+	}
+}
