@@ -12,7 +12,12 @@ import (
 
 // procID identifies a process across pid reuse: its start time (in clock
 // ticks since boot, /proc/<pid>/stat field 22) and the boot it runs in.
-type procID struct{ start, boot string }
+type procID struct {
+	start, boot string
+	// ended: the process has exited and waits to be reaped (a zombie,
+	// state Z or X): it holds no file open and writes nothing more.
+	ended bool
+}
 
 func processID(pid int) procID {
 	id := procID{start: "-", boot: "-"}
@@ -26,6 +31,9 @@ func processID(pid int) procID {
 			f := strings.Fields(string(b[i+1:]))
 			if len(f) > 19 {
 				id.start = f[19]
+			}
+			if len(f) > 0 && (f[0] == "Z" || f[0] == "X") {
+				id.ended = true
 			}
 		}
 	}
@@ -49,7 +57,10 @@ func processAlive(pid int, start, boot string) bool {
 	if start != "-" && cur.start != "-" && start != cur.start {
 		return false // the pid was reused
 	}
-	return true
+	// A zombie answers kill(0) until its parent reaps it, which may take
+	// long when the parent is itself ending or the reaper is slow (stop
+	// ends a session's hooks mid-append): it is gone all the same.
+	return !cur.ended
 }
 
 // fileID returns a file's device and inode numbers.
