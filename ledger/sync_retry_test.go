@@ -127,10 +127,12 @@ func TestSyncBackoffBounds(t *testing.T) {
 			}
 		}
 	}
-	if top := 20 * time.Millisecond << 9; defaultBackoff(11) < top/2 {
-		t.Fatal("round 11 pauses less than 2.56 s")
-	}
-	if defaultBackoff(40) < 4*time.Second {
-		t.Fatal("the pause stops growing below 8 s")
+	for i := 0; i < 50; i++ {
+		if d := defaultBackoff(2); d < 10*time.Millisecond || d > 20*time.Millisecond {
+			t.Fatalf("round 2 pauses %s, want 10 to 20 ms", d)
+		}
+		if d := defaultBackoff(40); d < 4*time.Second || d > 8*time.Second {
+			t.Fatalf("round 40 pauses %s, want 4 to 8 s", d)
+		}
 	}
 }
