@@ -27,10 +27,14 @@ type SyncOptions struct {
 	Progress io.Writer
 	// A rejected push is fetched, merged and pushed again for as long as
 	// the remote keeps moving (others land: the system makes progress),
-	// within MaxRounds rounds (default 1000) and Timeout (default 2
-	// minutes). Stalled bounds the rounds in a row that found the remote
-	// where it was and were rejected again (default 8): a lock there that
-	// never clears, a server that refuses without saying so.
+	// within MaxRounds rounds (default 1000). The remote standing still
+	// while every push is rejected (a lock there that never clears, a
+	// server that refuses without saying so) ends it: Stalled rounds in a
+	// row that found it where it was (default 8), or Timeout (default 2
+	// minutes) since the last round that found it moved. Time spent while
+	// others keep landing is not bounded: each lost race is someone's
+	// progress, and under load fifty clones queueing for one ref take
+	// minutes.
 	MaxRounds int
 	Timeout   time.Duration
 	Stalled   int
@@ -117,7 +121,8 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		return nil, err
 	}
 	defer refs.UnlockQueue(q)
-	start := o.Now() // the time bound is this sync's, not its wait for another's
+	start := o.Now() // the time bounds are this sync's, not its wait for another's
+	moved := start   // when a round last found the remote moved
 	memo := loadSyncMemo(l.Store.CommonDir)
 	track := trackingRef(o.Remote)
 	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
@@ -243,9 +248,12 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		case refs.RemoteRejected:
 			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary, Detail: pr.Detail}
 		}
-		elapsed := o.Now().Sub(start)
-		if stalled+1 >= o.Stalled || round >= o.MaxRounds || elapsed >= o.Timeout {
-			return res, gaveUp(o.Remote, round, stalled+1, elapsed, pr)
+		now := o.Now()
+		if stalled == 0 {
+			moved = now
+		}
+		if stalled+1 >= o.Stalled || round >= o.MaxRounds || now.Sub(moved) >= o.Timeout {
+			return res, gaveUp(o.Remote, round, stalled+1, now.Sub(start), pr)
 		}
 		// The remote moved on, or held a commit not in our history:
 		// fetch again, and make sure the next merge has it as a parent.
