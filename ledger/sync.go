@@ -129,6 +129,19 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 	ensure := false
 	var last refs.Hash // the remote's head as the previous round fetched it
 	stalled := 0       // rounds in a row that found it there
+	dropped := 0       // transfers in a row whose connection broke
+	// lost is a fetch or push whose connection broke: the round is tried
+	// again, maxDropped times in a row at most.
+	lost := func(what string, err error) (bool, error) {
+		if !refs.ConnectionLost(err) {
+			return false, nil
+		}
+		dropped++
+		if dropped >= maxDropped || res.Rounds >= o.MaxRounds {
+			return true, fmt.Errorf("%s %s: the connection broke %d times in a row: %w", what, o.Remote, dropped, err)
+		}
+		return true, nil
+	}
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if round > 1 {
@@ -154,6 +167,11 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 				res.Healed = true
 				theirs, err = l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
 			}
+		}
+		if again, lerr := lost("fetching the ledger from", err); lerr != nil {
+			return res, lerr
+		} else if again {
+			continue
 		}
 		if err != nil {
 			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
@@ -232,9 +250,15 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			res.Healed = true
 			continue
 		}
+		if again, lerr := lost("pushing the ledger to", err); lerr != nil {
+			return res, lerr
+		} else if again {
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
 		}
+		dropped = 0
 		switch pr.Status {
 		case refs.Pushed, refs.UpToDate:
 			res.Pushed, res.RemoteHead = true, head
@@ -318,6 +342,11 @@ func defaultBackoff(round int) time.Duration {
 	d := min(20*time.Millisecond<<min(round-2, 10), maxBackoff)
 	return d/2 + rand.N(d/2)
 }
+
+// maxDropped bounds the fetches and pushes in a row whose connection broke
+// (a server resetting connections under load): each is tried again after
+// the round's pause, the third in a row ends the sync.
+const maxDropped = 3
 
 // maxBackoff is the longest pause between two rounds of a sync.
 const maxBackoff = 8 * time.Second

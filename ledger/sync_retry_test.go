@@ -215,3 +215,52 @@ func TestSyncBackoffBounds(t *testing.T) {
 		}
 	}
 }
+
+// droppingHook kills the remote's receive-pack (the connection drops mid
+// push, as a server overwhelmed by fifty clones did: "Connection reset by
+// peer") at each of the first n pushes; later pushes pass.
+func droppingHook(t *testing.T, remote string, n int) {
+	t.Helper()
+	hook := fmt.Sprintf(`#!/bin/sh
+echo x >>drops
+[ "$(wc -l <drops)" -gt %d ] && exit 0
+kill -9 $PPID
+`, n)
+	if err := os.WriteFile(filepath.Join(remote, "hooks", "pre-receive"), []byte(hook), 0o777); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A push whose connection drops is fetched, merged and pushed again, like
+// a rejected one; a remote that drops every push ends the sync after
+// three drops in a row, with git's words.
+func TestSyncRetriesADroppedPush(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	remote, cs := network(t, 1, &now)
+	a := cs[0]
+	a.note(t, "first")
+	a.sync(t, true)
+	droppingHook(t, remote, 2)
+	a.note(t, "second")
+	r, err := syncWith(t, a, SyncOptions{})
+	if err != nil {
+		t.Fatalf("sync after two dropped pushes: %v", err)
+	}
+	if r.Rounds != 3 || !r.Pushed {
+		t.Fatalf("sync: %d rounds, pushed %v; want 3 rounds and the push", r.Rounds, r.Pushed)
+	}
+	if got := strings.TrimSpace(git(t, remote, "rev-parse", LedgerRef)); got != r.Head.String() {
+		t.Fatalf("remote at %s, sync pushed %s", got, r.Head)
+	}
+
+	os.Remove(filepath.Join(remote, "drops"))
+	droppingHook(t, remote, 1000)
+	a.note(t, "third")
+	r, err = syncWith(t, a, SyncOptions{})
+	if err == nil || r.Pushed {
+		t.Fatalf("sync against a remote that drops every push: %v, pushed %v", err, r.Pushed)
+	}
+	if r.Rounds != 3 || !strings.Contains(err.Error(), "hung up") {
+		t.Fatalf("sync ended after %d rounds: %v; want 3 and git's words", r.Rounds, err)
+	}
+}
