@@ -321,13 +321,76 @@ func (p *packHandle) index(dir string) *packIndex {
 		p.bad = true
 		return nil
 	}
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
+	idx, err := parseIdx(b)
+	if err != nil {
 		p.bad = true
 		return nil
 	}
 	p.idx = &packIndex{MemoryIndex: idx}
 	return p.idx
+}
+
+// parseIdx reads a version 2 pack index as go-git's decoder does, but its
+// tables are slices of the file's bytes (no copy), and the file's own
+// checksum is not computed: git does not either when it opens a pack (fsck
+// does). At a million objects go-git's decoder took 80 ms, 70 of them
+// hashing the 29 MB with collision-detecting SHA-1, of a 1M-fact sync's
+// 250 ms of CPU. The structure is checked as git checks it: magic,
+// version, a fan-out that never decreases, a size that fits the count and
+// the large offsets.
+func parseIdx(b []byte) (*idxfile.MemoryIndex, error) {
+	const hdr, fan = 8, 256 * 4
+	if len(b) < hdr+fan+40 || string(b[:4]) != "\377tOc" {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	if v := binary.BigEndian.Uint32(b[4:]); v != idxfile.VersionSupported {
+		return nil, idxfile.ErrUnsupportedVersion
+	}
+	idx := idxfile.NewMemoryIndex()
+	idx.Version = idxfile.VersionSupported
+	for k := range 256 {
+		idx.Fanout[k] = binary.BigEndian.Uint32(b[hdr+4*k:])
+		if k > 0 && idx.Fanout[k] < idx.Fanout[k-1] {
+			return nil, idxfile.ErrMalformedIdxFile
+		}
+		idx.FanoutMapping[k] = -1
+	}
+	n := uint64(idx.Fanout[255])
+	names := uint64(hdr + fan)
+	crcs := names + 20*n
+	offs := crcs + 4*n
+	big := offs + 4*n
+	if big+40 > uint64(len(b)) {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	large := uint64(0)
+	for i := offs; i < big; i += 4 {
+		if b[i]&0x80 != 0 {
+			large++
+		}
+	}
+	if big+8*large+40 != uint64(len(b)) {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	if large > 0 {
+		idx.Offset64 = b[big : big+8*large : big+8*large]
+	}
+	prev := uint64(0)
+	for k := range 256 {
+		c := uint64(idx.Fanout[k])
+		if c == prev {
+			continue
+		}
+		idx.FanoutMapping[k] = len(idx.Names)
+		idx.Names = append(idx.Names, b[names+20*prev:names+20*c:names+20*c])
+		idx.CRC32 = append(idx.CRC32, b[crcs+4*prev:crcs+4*c:crcs+4*c])
+		idx.Offset32 = append(idx.Offset32, b[offs+4*prev:offs+4*c:offs+4*c])
+		prev = c
+	}
+	tail := big + 8*large
+	copy(idx.PackfileChecksum[:], b[tail:])
+	copy(idx.IdxChecksum[:], b[tail+20:])
+	return idx, nil
 }
 
 // reindex forgets the pack list and the alternates, so the next lookup
