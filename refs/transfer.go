@@ -76,7 +76,7 @@ type PushResult struct {
 // without the user's pre-push hook (the hook guards their code, not the
 // ledger). A rejected update is a result, not an error.
 func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) {
-	args := []string{"push", "--porcelain", "--no-verify"}
+	args := append(PackWindows(), "push", "--porcelain", "--no-verify")
 	if progress != nil {
 		args = append(args, "--progress")
 	}
