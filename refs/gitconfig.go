@@ -1,6 +1,7 @@
 package refs
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 )
@@ -16,7 +17,7 @@ import (
 
 // noValue is the value of a key written without "=" (`[rally] sign`):
 // git reads it as true, and an empty value (`sign =`) as false. A value
-// read from a file never holds a NUL.
+// read from a file never holds a NUL (git cuts it there).
 const noValue = "\x00"
 
 // configEntry is one variable of a config file: key is "section.key" or
@@ -200,6 +201,9 @@ func (p *configParser) value() (string, bool) {
 				return "", false
 			}
 			p.val = v
+			if i := bytes.IndexByte(v, 0); i >= 0 {
+				v = v[:i] // git hands values on as C strings
+			}
 			return string(v), true
 		}
 		if comment {

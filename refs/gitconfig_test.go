@@ -59,6 +59,20 @@ var configInputs = []string{
 	"[a]\n\tk=\xc3\xa9t\xc3\xa9\n",
 	"[a] k = 1 [b] l = 2\n",
 	"[a]\n\tk = v\n\t[b]\n",
+	"[a]\n\tk   \n\tl\t# c\n\tm ; c\n",
+	"[a]\n\tk =#\n\tl = ;\n\tm = \"#\"\n",
+	"[a \"b\nc\"]\n\tk = v\n",
+	"[a]\n\tk = \"x\\\n   y\"\n\tl = x \\\n   y\n",
+	"[a]\n\tk = x\\",
+	"[a]\n\tk = \"x\\\"",
+	"[a]\n\tk = a\\\"b\\\\c\n",
+	"[a]\n\tk = \\t\n",
+	"[a]\n\tk = v\r\n\r\n[b]\r\n\tl\r\n",
+	"[a]\n\tk\r= v\n",
+	"[a]k\n",
+	"[a.b.c]\n\tk = v\n",
+	"[a-b \"C.D\"]\n\tk-1 = v\n",
+	"[a]\n\tk = \x00v\n",
 }
 
 // parseConfig lists what `git config -z --list --file` lists, and
