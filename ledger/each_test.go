@@ -86,3 +86,33 @@ func TestEachAllocatesLittlePerFact(t *testing.T) {
 		t.Fatalf("Each allocates %.1f bytes (%.2f allocations) a fact, want at most 64 (1)", bytesPer, mallocsPer)
 	}
 }
+
+// After returns what All holds after a key, decoding only those lines
+// and the one it stops at.
+func TestAfterReadsTheFactsAfter(t *testing.T) {
+	_, l, now := rebuildLedger(t)
+	genLedger(t, l, rand.New(rand.NewSource(9)), 1500, now)
+	all, err := l.All()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, back := range []int{1, 7, 300} {
+		k := all[len(all)-back].Key()
+		linesDecoded.Store(0)
+		got, err := l.After(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != back-1 {
+			t.Fatalf("After the %dth last fact: %d facts, want %d", back, len(got), back-1)
+		}
+		for i, f := range got {
+			if w := all[len(all)-back+1+i]; f.ID != w.ID || string(f.Raw) != string(w.Raw) {
+				t.Fatalf("After: fact %d is %s, want %s", i, f.ID, w.ID)
+			}
+		}
+		if d := linesDecoded.Load(); d > int64(back) {
+			t.Fatalf("After the %dth last fact decoded %d lines, want at most %d", back, d, back)
+		}
+	}
+}

@@ -150,3 +150,37 @@ func TestLogHoldsNoFactPerFact(t *testing.T) {
 		}
 	}
 }
+
+// `watch --since <id>` reads the facts after the one it names, not the
+// history: what it allocates does not grow with the facts before it
+// (counted, not timed). Reading every fact to pick those after it was
+// 1 GB at a million facts.
+func TestWatchSinceAllocatesFlatInHistory(t *testing.T) {
+	alloc := func(n int) float64 {
+		l := logLedger(t, n)
+		tail, err := l.Tail(6, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e bytes.Buffer
+		if code := Run([]string{"room"}, strings.NewReader(""), new(bytes.Buffer), &e); code != 0 {
+			t.Fatalf("room: exit %d: %s", code, e.String())
+		}
+		var a, b runtime.MemStats
+		var o bytes.Buffer
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		code := Run([]string{"watch", "--once", "--json", "--since", tail[0].ID, "--timeout", "30s"}, strings.NewReader(""), &o, &e)
+		runtime.ReadMemStats(&b)
+		if code != 0 || strings.Count(o.String(), "\n") != 5 {
+			t.Fatalf("watch --since: exit %d, %d lines, want 5: %s", code, strings.Count(o.String(), "\n"), e.String())
+		}
+		return float64(b.TotalAlloc - a.TotalAlloc)
+	}
+	a1, a2 := alloc(1000), alloc(4000)
+	per := (a2 - a1) / 3000
+	t.Logf("watch --since the 5th last fact: %.0f bytes at 1000 facts, %.0f at 4000: %.1f bytes a fact", a1, a2, per)
+	if per > 64 {
+		t.Fatalf("watch --since allocates %.1f bytes a fact of history, want at most 64", per)
+	}
+}
