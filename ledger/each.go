@@ -150,7 +150,7 @@ func (c *cache) mirrorEach(st *facts.State, fn func(*facts.Fact) error) (bool, e
 		fact := &sf
 		linesDecoded.Add(1)
 		if facts.FastDecodeInto(&sf, body, unsafe.String(unsafe.SliceData(body), len(body)), &ms) && sf.ID != "" && sf.Kind != "" {
-			sf.Raw = body
+			sf.Raw = line // with its newline, as Parse keeps it
 		} else if fact, err = facts.Parse(line); err != nil {
 			return n > 0, changed(n)
 		}
