@@ -29,6 +29,10 @@ func (l *Ledger) Each(kind, tool string, fn func(f *facts.Fact) error) error {
 	if st.Head == "" {
 		return nil
 	}
+	// What a walk drops is a fact's garbage, what it keeps is little: at
+	// a hot command's GOGC (400, a 16 MB heap before the first collection)
+	// `log --json` of a million facts peaked at 34 MiB of garbage.
+	defer lowGC()()
 	if kind != "" || tool != "" {
 		if ok, err := l.cache.indexEach(st, kind, tool, fn); ok || err != nil {
 			return err

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/tidwall/pretty"
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/ledger"
@@ -106,7 +105,7 @@ func runLog(f *factory, opts *logOptions) error {
 // time: nothing of a fact is kept after it is written.
 func writeLogJSON(w io.Writer, v *ledger.Verifier, each func(func(*facts.Fact) error) error) error {
 	bw := bufio.NewWriterSize(w, 64<<10)
-	var compact, wrapped bytes.Buffer
+	var compact, el bytes.Buffer
 	n := 0
 	err := each(func(fa *facts.Fact) error {
 		raw := fa.Raw
@@ -123,20 +122,20 @@ func writeLogJSON(w io.Writer, v *ledger.Verifier, each func(func(*facts.Fact) e
 		if err := json.Compact(&compact, raw); err != nil {
 			return fmt.Errorf("fact %s: %w", fa.ID, err)
 		}
-		wrapped.Reset()
-		wrapped.WriteByte('[')
-		wrapped.Write(compact.Bytes())
-		wrapped.WriteByte(']')
-		el := pretty.PrettyOptions(wrapped.Bytes(), logIndent)
-		// "[\n" + the element + "\n]\n": keep the element.
-		el = bytes.TrimSuffix(bytes.TrimPrefix(el, []byte("[\n")), []byte("\n]\n"))
+		// An element of the array, indented as pretty's Width 1 (and
+		// json.Indent) indent it, into a buffer reused fact after fact.
+		el.Reset()
+		el.WriteString("  ")
+		if err := json.Indent(&el, compact.Bytes(), "  ", "  "); err != nil {
+			return fmt.Errorf("fact %s: %w", fa.ID, err)
+		}
 		if n == 0 {
 			bw.WriteString("[\n")
 		} else {
 			bw.WriteString(",\n")
 		}
 		n++
-		_, err := bw.Write(el)
+		_, err := bw.Write(el.Bytes())
 		return err
 	})
 	if err != nil {
@@ -150,8 +149,6 @@ func writeLogJSON(w io.Writer, v *ledger.Verifier, each func(func(*facts.Fact) e
 	}
 	return bw.Flush()
 }
-
-var logIndent = &pretty.Options{Width: 1, Indent: "  "}
 
 // knownKind: a kind this version knows, or one some fact in the ledger has
 // (facts of newer kinds are kept and shown).
