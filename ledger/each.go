@@ -3,6 +3,7 @@ package ledger
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"hash/crc32"
 	"io"
 	"unsafe"
@@ -95,11 +96,7 @@ func (c *cache) indexEach(st *facts.State, kind, tool string, fn func(*facts.Fac
 
 // errMirrorChanged reports a mirror or index found damaged after facts
 // from it were handed on.
-var errMirrorChanged = errorString("the cache's mirror of the ledger changed or is damaged while it was read; run the command again")
-
-type errorString string
-
-func (e errorString) Error() string { return string(e) }
+var errMirrorChanged = errors.New("the cache's mirror of the ledger changed or is damaged while it was read; run the command again")
 
 // mirrorEach streams st's mirror to fn; false when it does not hold.
 func (c *cache) mirrorEach(st *facts.State, fn func(*facts.Fact) error) (bool, error) {

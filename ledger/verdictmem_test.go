@@ -7,8 +7,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/git-rally/git-rally/facts"
 )
 
 // The verdict records a reader loads hold a few bytes a fact: a million
@@ -87,5 +85,3 @@ func TestSignatureCountsStream(t *testing.T) {
 		t.Fatalf("counting signatures allocates %.0f bytes a fact, holding every fact %.0f", now2, old)
 	}
 }
-
-var _ = facts.Parse
