@@ -228,6 +228,13 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 			return fmt.Errorf("reading ledger commits: %w", err)
 		}
 		big = len(hashes) >= bigWalk
+		if big {
+			// A record a fact is what it keeps, the commits' and paths'
+			// garbage what it drops: collected as a rebuild is (at a hot
+			// command's GOGC the heap reached 88 MB for 41 live at a
+			// million facts).
+			defer lowGC()()
+		}
 	}
 	if err := os.MkdirAll(vc.dir, 0o777); err != nil {
 		return err
