@@ -194,11 +194,13 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 			segEntries, segNum = nil, segNum+1
 		}
 	}
+	mine := make(map[refs.Hash][]byte, len(fs))
 	for _, f := range fs {
 		h, err := l.Store.WriteBlob(f.Raw)
 		if err != nil {
 			return refs.ZeroHash, err
 		}
+		mine[h] = f.Raw
 		segEntries = append(segEntries, refs.Entry{Name: f.ID + ".json", Hash: h})
 	}
 	child, err := l.writeTree(segEntries)
@@ -206,8 +208,23 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 		return refs.ZeroHash, err
 	}
 	name := fmt.Sprintf("%04d", segNum)
+	// The append that fills a segment writes its segment blob
+	// (segment.go): once per segMax facts, reading the segment's blobs.
+	var segBlob *refs.Entry
+	if len(segEntries) >= segMax {
+		if data, ok := l.segmentBlobOf(segEntries, mine); ok {
+			h, err := l.Store.WriteBlob(data)
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			segBlob = &refs.Entry{Name: name + segBlobExt, Hash: h}
+		}
+	}
 	for i := len(dirs); i >= 0; i-- {
 		es := replaceEntry(levels[i], refs.Entry{Name: name, Dir: true, Hash: child})
+		if i == len(dirs) && segBlob != nil {
+			es = replaceEntry(es, *segBlob)
+		}
 		if i == 0 && !hasEntry(es, FormatFile) {
 			fh, err := l.Store.WriteBlob([]byte(FormatContent))
 			if err != nil {
@@ -311,4 +328,33 @@ func (l *Ledger) Init() (bool, error) {
 	}
 	lock.Unlock()
 	return true, l.Store.Ensure()
+}
+
+// segmentBlobOf returns the segment blob of a segment of entries, the
+// contents of some of them in mine (an append's new facts), the others
+// read. A blob that cannot be read leaves the segment without one.
+func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) ([]byte, bool) {
+	names := make([]string, len(entries))
+	contents := make([][]byte, len(entries))
+	var read []refs.Hash
+	var at []int
+	for i, e := range entries {
+		if e.Dir {
+			return nil, false
+		}
+		names[i] = e.Name
+		if raw, ok := mine[e.Hash]; ok {
+			contents[i] = raw
+			continue
+		}
+		read, at = append(read, e.Hash), append(at, i)
+	}
+	data, err := l.Store.ReadBlobs(read)
+	if err != nil {
+		return nil, false
+	}
+	for k, i := range at {
+		contents[i] = data[k]
+	}
+	return SegmentBlob(names, contents)
 }
