@@ -98,9 +98,9 @@ func TestSegmentRollsOver(t *testing.T) {
 	// The full segment's blob is its blobs' lines in their names' order.
 	var want strings.Builder
 	for _, name := range strings.Fields(git(t, c.dir, "ls-tree", "--name-only", day+"/0000")) {
-		want.WriteString(git(t, c.dir, "cat-file", "blob", day+"/0000/"+name) + "\n")
+		want.WriteString(git(t, c.dir, "cat-file", "blob", day+"/0000/"+name))
 	}
-	if sb := git(t, c.dir, "cat-file", "blob", day+"/0000.jsonl") + "\n"; sb != want.String() {
+	if sb := git(t, c.dir, "cat-file", "blob", day+"/0000.jsonl"); sb != want.String() {
 		t.Errorf("segment blob 0000.jsonl is not its segment's lines in order")
 	}
 	for seg, want := range map[string]int{"0000": segMax, "0001": 6} {
