@@ -410,10 +410,14 @@ func lowGC() func() {
 // are read in-process, root, facts/, months and days (a few hundred at a
 // million facts), in git's order; those along the newest path are
 // remembered (cache.headPath), the newest segment's too.
-func (l *Ledger) listUnits(tree refs.Hash, fl *factList, found func(i int, h refs.Hash, w int)) error {
+func (l *Ledger) listUnits(tree refs.Hash, or *refs.ObjectReader, fl *factList, found func(i int, h refs.Hash, w int)) error {
+	readTree := l.Store.ReadTree
+	if or != nil {
+		readTree = or.ReadTree
+	}
 	var walk func(p string, h refs.Hash, depth int, newest bool) error
 	walk = func(p string, h refs.Hash, depth int, newest bool) error {
-		es, err := l.Store.ReadTree(h)
+		es, err := readTree(h)
 		if err != nil {
 			return err
 		}
@@ -450,7 +454,7 @@ func (l *Ledger) listUnits(tree refs.Hash, fl *factList, found func(i int, h ref
 			if sb, ok := blobs[e.Name]; ok {
 				if onPath {
 					// The next append's segment: its tree is kept.
-					ses, err := l.Store.ReadTree(e.Hash)
+					ses, err := readTree(e.Hash)
 					if err != nil {
 						return err
 					}
@@ -475,7 +479,7 @@ func (l *Ledger) listUnits(tree refs.Hash, fl *factList, found func(i int, h ref
 // are read. From BatchThreshold blobs on (a segment blob counting as
 // segMax), they are read by cat-file (refs.BlobStream) and decoded on the
 // other cores while the trees are still being read.
-func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
+func (l *Ledger) readStore(tree refs.Hash, or *refs.ObjectReader) (*lineStore, error) {
 	fl := &factList{}
 	ls := &lineStore{}
 	ls.spillTo(l.cache.dir)
@@ -503,7 +507,7 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 		}
 	}
 	weight := 0
-	err := l.listUnits(tree, fl, func(i int, h refs.Hash, w int) {
+	err := l.listUnits(tree, or, fl, func(i int, h refs.Hash, w int) {
 		weight += w
 		switch {
 		case rd != nil:
@@ -637,7 +641,7 @@ type streamResult struct {
 }
 
 func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, w []string, bad bool)) *streamDecoder {
-	rd := &streamDecoder{jobs: make(chan streamJob, 256), results: make(chan streamResult, 256), done: make(chan struct{})}
+	rd := &streamDecoder{jobs: make(chan streamJob, 64), results: make(chan streamResult, 64), done: make(chan struct{})}
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
 		rd.wg.Add(1)
 		go func() {

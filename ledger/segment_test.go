@@ -29,7 +29,7 @@ func sealedLedger(t *testing.T, l *Ledger, rng *rand.Rand, segs, tail int, now t
 	var all []*facts.Fact
 	var tree, head refs.Hash
 	clock := int64(0)
-	start := now.Truncate(24*time.Hour).Add(-time.Duration(segs/2+1) * 24 * time.Hour)
+	start := now.Truncate(24 * time.Hour).Add(-time.Duration(segs/2+1) * 24 * time.Hour)
 	batch := func(n int, when time.Time) {
 		var fs []*facts.Fact
 		for j := 0; j < n; j++ {
