@@ -25,9 +25,6 @@ func (s *State) Clone() *State {
 	cp.Artifacts = cloneMap(s.Artifacts)
 	cp.Retraction = cloneMap(s.Retraction)
 	cp.Contest = cloneMap(s.Contest)
-	if s.Future != nil {
-		cp.Future = cloneMap(s.Future)
-	}
 	cp.Plans = clonePlans(s.Plans)
 	return &cp
 }

@@ -21,7 +21,7 @@ const MaxClock = 1<<53 - 1
 
 // FutureSkew is how far after the reader's clock a fact may be dated and
 // still count as activity; a fact dated later is held back until it is no
-// longer in the future (see State.Future).
+// longer in the future (see State.Held).
 const FutureSkew = 5 * time.Minute
 
 // Corrupt explains why a stored fact cannot be believed.

@@ -119,12 +119,17 @@ type State struct {
 	Bad       int            `json:"bad,omitempty"`
 	// Damaged marks a projection whose cached parts did not decode.
 	Damaged bool `json:"-"`
-	// Future holds back facts dated more than FutureSkew after the
-	// reader's clock (id -> at): counted, never acted on, until their time
-	// is no longer in the future. horizon is that clock plus FutureSkew
-	// while facts are applied (zero: nothing is held back).
-	Future  map[string]string `json:"future,omitempty"`
-	horizon time.Time
+	// Held counts the facts held back because they are dated more than
+	// FutureSkew after the reader's clock: counted, never acted on, until
+	// their time is no longer in the future. HeldFirst is the earliest of
+	// their times (Unix nanoseconds): when it comes due, the projection is
+	// built again and holds back what is still ahead. Only the number and
+	// the earliest time are kept, so a stream of future-dated facts costs
+	// the cache nothing per fact. horizon is the reader's clock plus
+	// FutureSkew while facts are applied (zero: nothing is held back).
+	Held      int   `json:"held,omitempty"`
+	HeldFirst int64 `json:"held_first,omitempty"`
+	horizon   time.Time
 
 	Peers map[string]*Peer `json:"peers"`
 	// Claims are the open claims (claimset.go).
@@ -235,7 +240,7 @@ func SortFacts(fs []*Fact) {
 func Build(all []*Fact) *State { return BuildAt(all, time.Time{}) }
 
 // BuildAt is Build by a reader whose clock plus FutureSkew is horizon:
-// facts dated after it are held back (see State.Future).
+// facts dated after it are held back (see State.Held).
 func BuildAt(all []*Fact, horizon time.Time) *State {
 	SortFacts(all)
 	s := NewState()
@@ -296,10 +301,10 @@ func (s *State) held(f *Fact) bool {
 	if s.horizon.IsZero() || !f.Time().After(s.horizon) {
 		return false
 	}
-	if s.Future == nil {
-		s.Future = map[string]string{}
+	if at := f.Time().UnixNano(); s.Held == 0 || at < s.HeldFirst {
+		s.HeldFirst = at
 	}
-	s.Future[f.ID] = f.At
+	s.Held++
 	s.Facts++
 	s.ByKind[f.Kind]++
 	if f.Clock > s.MaxClock {
@@ -315,12 +320,7 @@ func (s *State) held(f *Fact) bool {
 // for a reader whose clock plus FutureSkew is horizon: the projection
 // must be built again.
 func (s *State) FutureDue(horizon time.Time) bool {
-	for _, at := range s.Future {
-		if t, err := time.Parse(time.RFC3339Nano, at); err != nil || !t.After(horizon) {
-			return true
-		}
-	}
-	return false
+	return s.Held > 0 && s.HeldFirst <= horizon.UnixNano()
 }
 
 // SetHorizon sets the reader's clock plus FutureSkew for the next Apply.

@@ -36,7 +36,7 @@ import (
 //	facts-<gen>.idx    a record per mirror line (mirrorindex.go)
 //
 // The .bin files are in the cache's own encoding (cachecodec.go).
-const cacheVersion = 14 // 14: a stopped session's owner has left; 13: with status facts (activity); 12: the lead fact and rejected handoffs
+const cacheVersion = 15 // 15: held-back facts as a count and the earliest time; 14: a stopped session's owner has left; 13: with status facts (activity); 12: the lead fact and rejected handoffs
 
 const stateFile = "state.bin"
 

@@ -13,7 +13,7 @@ import (
 )
 
 // A fact dated more than FutureSkew after the reader's clock is held back
-// (State.Future) and counted in State.Last, so when it comes due it sorts
+// (State.Held) and counted in State.Last, so when it comes due it sorts
 // before facts already applied and the projection must be built again.
 // Built again from the whole mirror, that made every read of a ledger
 // holding a stream of future-dated facts (a teammate's clock ahead, a
@@ -88,7 +88,7 @@ func decodeCheckpoint(b []byte) (cp *checkpoint) {
 	st, cf := decodeState(d)
 	hb := d.bytes()
 	ignore := decodeMap(d, func(*decoder) bool { return true })
-	if d.bad || len(d.b) != 0 || cf.ClaimsFile != "" || len(st.Claims.Gone) > 0 || len(st.Future) > 0 || n < 0 {
+	if d.bad || len(d.b) != 0 || cf.ClaimsFile != "" || len(st.Claims.Gone) > 0 || st.Held > 0 || n < 0 {
 		return nil
 	}
 	hb = append([]byte{}, hb...)
@@ -122,11 +122,11 @@ func (c *cache) loadCheckpoint() *checkpoint {
 // checkpoint (the mirror's lines so far, nothing held). The caller
 // holds the cache lock and has not saved the new state yet.
 func (c *cache) checkpointBefore(st *facts.State, next *facts.State) {
-	if len(st.Future) > 0 || c.saved == nil || c.saved.State != st || st.Damaged {
+	if st.Held > 0 || c.saved == nil || c.saved.State != st || st.Damaged {
 		return
 	}
 	// Also every checkpointEvery facts, for the merges to come.
-	if len(next.Future) == 0 && st.Facts/checkpointEvery == next.Facts/checkpointEvery {
+	if next.Held == 0 && st.Facts/checkpointEvery == next.Facts/checkpointEvery {
 		return
 	}
 	c.saveCheckpoint(encodeCheckpoint(c.saved.Gen, c.saved.MirrorLen, c.saved.MirrorSum, st, nil))

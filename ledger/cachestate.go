@@ -33,7 +33,8 @@ func encodeState(e *encoder, st *facts.State, cf *cacheFile) {
 	e.int(int64(st.Retracted))
 	e.int(int64(st.Bad))
 	encodeMap(e, st.ByKind, encInt)
-	encodeMap(e, st.Future, encStr)
+	e.int(int64(st.Held))
+	e.int(st.HeldFirst)
 	encodeMap(e, st.Peers, encPeer)
 	encodeFacts(e, st.Blockers)
 	encodeFacts(e, st.Risks)
@@ -69,9 +70,7 @@ func decodeState(d *decoder) (*facts.State, *cacheFile) {
 	st := &facts.State{Head: d.str(), Tree: d.str(), Last: d.key(), MaxClock: d.int(), Newest: d.str()}
 	st.Facts, st.Retracted, st.Bad = int(d.int()), int(d.int()), int(d.int())
 	st.ByKind = decodeMap(d, decInt)
-	if st.Future = decodeMap(d, decStr); len(st.Future) == 0 {
-		st.Future = nil
-	}
+	st.Held, st.HeldFirst = int(d.int()), d.int()
 	st.Peers = decodeMap(d, decPeer)
 	st.Blockers, st.Risks, st.Sessions = decodeFacts(d), decodeFacts(d), decodeFacts(d)
 	st.Artifacts = decodeMap(d, decArtifact)

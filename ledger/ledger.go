@@ -252,7 +252,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*facts.State, error) {
 var bigCatchUp = 1 << 16
 
 // horizon is the reader's clock plus FutureSkew: a fact dated later is
-// held back (State.Future).
+// held back (State.Held).
 func (l *Ledger) horizon() time.Time { return l.Now().UTC().Add(facts.FutureSkew) }
 
 func dedupe(fs []*facts.Fact) []*facts.Fact {

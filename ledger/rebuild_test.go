@@ -211,8 +211,8 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 			}
 			l1, st := cold()
 			defer l1.Close()
-			if len(st.Future) == 0 || len(l1.Warnings) == 0 {
-				t.Fatalf("the ledger has %d future facts and %d warnings: generate some", len(st.Future), len(l1.Warnings))
+			if st.Held == 0 || len(l1.Warnings) == 0 {
+				t.Fatalf("the ledger has %d future facts and %d warnings: generate some", st.Held, len(l1.Warnings))
 			}
 			check("cold", st, l1)
 			if got := len(l1.cache.headPath(st.Tree)); got != 5 {
@@ -232,8 +232,8 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(st2.Future) != 0 {
-				t.Fatalf("%d facts still held back", len(st2.Future))
+			if st2.Held != 0 {
+				t.Fatalf("%d facts still held back", st2.Held)
 			}
 			check("future due", st2, l2)
 
