@@ -100,7 +100,9 @@ func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
 			parentTree = c.Tree
 		}
 	}
+	l.linesAt = st // a segment blob's lines come from its mirror first
 	tree, err := l.addFacts(parentTree, now, fs)
+	l.linesAt = nil
 	if err != nil {
 		return nil, err
 	}
@@ -349,6 +351,22 @@ func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) 
 		}
 		read, at = append(read, e.Hash), append(at, i)
 	}
+	if len(read) > 0 && l.linesAt != nil {
+		// The segment's facts are among the newest: their lines from the
+		// mirror's end, each checked against its blob id. Read from a
+		// pack in-process, they would load its index (70 MB at a million
+		// facts) once every segMax appends.
+		got := l.mirrorLines(l.linesAt, read)
+		left, leftAt := read[:0:0], at[:0:0]
+		for k, h := range read {
+			if line, ok := got[h]; ok {
+				contents[at[k]] = line
+			} else {
+				left, leftAt = append(left, h), append(leftAt, at[k])
+			}
+		}
+		read, at = left, leftAt
+	}
 	data, err := l.Store.ReadBlobs(read)
 	if err != nil {
 		return nil, false
@@ -357,4 +375,33 @@ func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) 
 		contents[i] = data[k]
 	}
 	return SegmentBlob(names, contents)
+}
+
+// mirrorLines returns the lines of the mirror at st, among its last
+// 4*segMax, whose blob ids are in hs, by blob id.
+func (l *Ledger) mirrorLines(st *facts.State, hs []refs.Hash) map[refs.Hash][]byte {
+	out := map[refs.Hash][]byte{}
+	ix, ok := l.cache.openIndex(st)
+	if !ok {
+		return out
+	}
+	defer ix.Close()
+	want := make(map[refs.Hash]bool, len(hs))
+	for _, h := range hs {
+		want[h] = true
+	}
+	o := refs.NewObjectHasher()
+	seen := 0
+	ix.scan(true, func(r indexRec) bool {
+		seen++
+		line := make([]byte, r.n)
+		if _, err := ix.mirror.ReadAt(line, r.start); err != nil {
+			return false
+		}
+		if h := o.BlobID(line); want[h] {
+			out[h] = line
+		}
+		return len(out) < len(want) && seen < 4*segMax
+	})
+	return out
 }

@@ -40,9 +40,12 @@ func LayoutDirs(now time.Time) []string {
 
 // Ledger reads and appends facts on refs/rally/ledger of one repository.
 type Ledger struct {
-	Store *refs.Store
-	Now   func() time.Time
-	cache *cache
+	// linesAt is the state an append writes on: the segment blob of a
+	// segment it fills takes its lines from that state's mirror.
+	linesAt *facts.State
+	Store   *refs.Store
+	Now     func() time.Time
+	cache   *cache
 	// Warnings collects lines that could not be read, for the caller to
 	// show on stderr.
 	Warnings []string

@@ -454,8 +454,10 @@ func TestIncrementalEqualsColdWithSegmentBlobs(t *testing.T) {
 	l := c.ledger(t)
 	rng := rand.New(rand.NewSource(9))
 	var trees []refs.Hash
+	var fillReads int64
 	for i := 0; i < 7; i++ {
 		now = now.Add(time.Minute)
+		objs := refs.StreamedBlobs.Load() + refs.ObjectsRead.Load()
 		if _, err := l.Append(func(st *facts.State, at time.Time) ([]*facts.Fact, error) {
 			var fs []*facts.Fact
 			for j := 0; j < segMax/4; j++ {
@@ -469,9 +471,17 @@ func TestIncrementalEqualsColdWithSegmentBlobs(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
+		if i == 3 {
+			fillReads = refs.StreamedBlobs.Load() + refs.ObjectsRead.Load() - objs
+		}
 		h, _ := l.Head()
 		cm, _ := l.Store.ReadCommit(h)
 		trees = append(trees, cm.Tree)
+	}
+	// The append that filled segment 0000 took the lines of its other
+	// 192 facts from the mirror, not from their blobs.
+	if fillReads > 8 {
+		t.Fatalf("the append that filled a segment read %d objects", fillReads)
 	}
 	// The fourth append filled segment 0000: its diff is its 64 facts.
 	added, err := l.diff(trees[2], trees[3])
