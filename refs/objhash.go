@@ -27,6 +27,7 @@ type ObjectHasher struct {
 	h    hash.Hash
 	hdr  []byte
 	tree []byte
+	sumb []byte
 }
 
 // NewObjectHasher returns a hasher.
@@ -40,8 +41,9 @@ func (o *ObjectHasher) sum(kind string, data []byte) Hash {
 	o.hdr = append(o.hdr, 0)
 	o.h.Write(o.hdr)
 	o.h.Write(data)
+	o.sumb = o.h.Sum(o.sumb[:0]) // into a buffer kept: a Hash's array would escape, 24 bytes a line
 	var out Hash
-	o.h.Sum(out[:0])
+	copy(out[:], o.sumb)
 	return out
 }
 
