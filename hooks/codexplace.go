@@ -57,8 +57,8 @@ func installCodexLinked(r, m *worktree.Repo) (Result, error) {
 		return Result{}, err
 	}
 	res.Changed = res.Changed || local.Changed
-	res.Path = filepath.Join(m.WorkTree, filepath.FromSlash(hostFiles[Codex].path))
-	res.Local = filepath.Join(r.WorkTree, filepath.FromSlash(hostFiles[Codex].path))
+	res.Path = filepath.Join(m.WorkTree, filepath.FromSlash(hostFiles()[Codex].path))
+	res.Local = filepath.Join(r.WorkTree, filepath.FromSlash(hostFiles()[Codex].path))
 	res.Problems = codexLinkedProblems(r, m, res.Problems)
 	return res, nil
 }
@@ -71,7 +71,7 @@ func statusCodexLinked(r, m *worktree.Repo) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	res.Path = filepath.Join(m.WorkTree, filepath.FromSlash(hostFiles[Codex].path))
+	res.Path = filepath.Join(m.WorkTree, filepath.FromSlash(hostFiles()[Codex].path))
 	res.Problems = codexLinkedProblems(r, m, res.Problems)
 	return res, nil
 }

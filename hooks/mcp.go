@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -20,7 +21,7 @@ var MCPHosts = []string{Claude, Codex, Gemini, Cursor}
 
 // HasHooks says whether rally has hooks (not only an MCP server) for host.
 func HasHooks(host string) bool {
-	_, ok := hostFiles[host]
+	_, ok := hostFiles()[host]
 	return host == Git || ok
 }
 
@@ -34,14 +35,16 @@ type mcpFile struct {
 	toml  string // Codex: the table rally appends
 }
 
-var mcpFiles = map[string]mcpFile{
-	Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
-	// Codex clears its MCP servers' environment: env_vars hands on the
-	// identity a managed session sets.
-	Codex:  {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git-rally\"\nargs = [\"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n"},
-	Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git-rally","args":["mcp"]}`)},
-	Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
-}
+var mcpFiles = sync.OnceValue(func() map[string]mcpFile {
+	return map[string]mcpFile{
+		Claude: {path: ".mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
+		// Codex clears its MCP servers' environment: env_vars hands on the
+		// identity a managed session sets.
+		Codex:  {path: ".codex/config.toml", toml: "[mcp_servers.rally]\ncommand = \"git-rally\"\nargs = [\"mcp\"]\nenv_vars = [\"RALLY_TOOL\", \"RALLY_SESSION\"]\n"},
+		Gemini: {path: ".gemini/settings.json", entry: json.RawMessage(`{"command":"git-rally","args":["mcp"]}`)},
+		Cursor: {path: ".cursor/mcp.json", entry: json.RawMessage(`{"type":"stdio","command":"git-rally","args":["mcp"]}`)},
+	}
+})
 
 // isRallyServer recognises rally's server entry by what it runs.
 func isRallyServer(raw json.RawMessage) bool {
@@ -121,8 +124,8 @@ func UninstallMCP(r *worktree.Repo, host string) (Result, error) {
 	// Gemini keeps hooks and MCP servers in one file: while rally's
 	// hooks stay, the record of the original stays for their uninstall.
 	hooksLeft := false
-	if _, ok := hostFiles[host]; ok && hostFiles[host].path == mf.path {
-		hooksLeft = sf.result(r, hostFiles[host], host).State != StateNotInstalled
+	if _, ok := hostFiles()[host]; ok && hostFiles()[host].path == mf.path {
+		hooksLeft = sf.result(r, hostFiles()[host], host).State != StateNotInstalled
 	}
 	rec := loadRecord(r, sf.path)
 	if rec != nil && !hooksLeft && digest(sf.content) == rec.Wrote && !(rec.Existed && holdsRally(rec.Original, mf.toml != "")) {
@@ -237,7 +240,7 @@ func mcpProblems(r *worktree.Repo, host string, sf settingsFile) []Problem {
 }
 
 func readMCP(r *worktree.Repo, host string) (mcpFile, settingsFile, error) {
-	mf, ok := mcpFiles[host]
+	mf, ok := mcpFiles()[host]
 	if !ok {
 		return mf, settingsFile{}, fmt.Errorf("rally has no MCP configuration for host %q", host)
 	}
@@ -288,8 +291,8 @@ func writeTracked(r *worktree.Repo, sf settingsFile, out []byte, toml bool) erro
 // mcpIn says whether rally's MCP server is registered in the host's hooks
 // file (Gemini keeps both in one).
 func mcpIn(host string, sf settingsFile) bool {
-	mf, ok := mcpFiles[host]
-	return ok && mf.toml == "" && mf.path == hostFiles[host].path && sf.doc != nil && jsonState(sf, mf) != StateNotInstalled
+	mf, ok := mcpFiles()[host]
+	return ok && mf.toml == "" && mf.path == hostFiles()[host].path && sf.doc != nil && jsonState(sf, mf) != StateNotInstalled
 }
 
 // keepRecord moves the record on to what rally now wrote, when the file

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/git-rally/git-rally/worktree"
 )
@@ -29,60 +30,62 @@ type hostFile struct {
 // Codex then asks for its approval again. They changed once: from
 // `git rally hook ...` to `git-rally hook ...` (install upgrades the old
 // lines in place; status calls them outdated; uninstall removes both).
-var hostFiles = map[string]hostFile{
-	Claude: {
-		path: ".claude/settings.json",
-		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git-rally hook claude pre-tool-use","timeout":10}]}`)},
-			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude user-prompt-submit","timeout":10}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-end","timeout":10}]}`)},
-			// What the agent is doing (SPEC §13): a tool ran, it waits for
-			// a person, its turn ended (and queued messages go over).
-			{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude post-tool-use","timeout":10}]}`)},
-			{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude permission-request","timeout":10}]}`)},
-			{"Notification", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude notification","timeout":10}]}`)},
-			{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude stop","timeout":30}]}`)},
+var hostFiles = sync.OnceValue(func() map[string]hostFile {
+	return map[string]hostFile{
+		Claude: {
+			path: ".claude/settings.json",
+			entries: []entry{
+				{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-start","timeout":10}]}`)},
+				{"PreToolUse", json.RawMessage(`{"matcher":"Edit|Write|MultiEdit|NotebookEdit|Bash","hooks":[{"type":"command","command":"git-rally hook claude pre-tool-use","timeout":10}]}`)},
+				{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude user-prompt-submit","timeout":10}]}`)},
+				{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude session-end","timeout":10}]}`)},
+				// What the agent is doing (SPEC §13): a tool ran, it waits for
+				// a person, its turn ended (and queued messages go over).
+				{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude post-tool-use","timeout":10}]}`)},
+				{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude permission-request","timeout":10}]}`)},
+				{"Notification", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude notification","timeout":10}]}`)},
+				{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook claude stop","timeout":30}]}`)},
+			},
 		},
-	},
-	Codex: {
-		path: ".codex/hooks.json",
-		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-start","timeout":10}]}`)},
-			{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git-rally hook codex pre-tool-use","timeout":10}]}`)},
-			{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex user-prompt-submit","timeout":10}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-end","timeout":3}]}`)},
-			{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex post-tool-use","timeout":10}]}`)},
-			{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex permission-request","timeout":10}]}`)},
-			{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex stop","timeout":30}]}`)},
+		Codex: {
+			path: ".codex/hooks.json",
+			entries: []entry{
+				{"SessionStart", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-start","timeout":10}]}`)},
+				{"PreToolUse", json.RawMessage(`{"matcher":"^(apply_patch|Bash|shell|local_shell|exec_command)$","hooks":[{"type":"command","command":"git-rally hook codex pre-tool-use","timeout":10}]}`)},
+				{"UserPromptSubmit", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex user-prompt-submit","timeout":10}]}`)},
+				{"SessionEnd", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex session-end","timeout":3}]}`)},
+				{"PostToolUse", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex post-tool-use","timeout":10}]}`)},
+				{"PermissionRequest", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex permission-request","timeout":10}]}`)},
+				{"Stop", json.RawMessage(`{"hooks":[{"type":"command","command":"git-rally hook codex stop","timeout":30}]}`)},
+			},
 		},
-	},
-	Gemini: {
-		path: ".gemini/settings.json",
-		entries: []entry{
-			{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally-session-start","type":"command","command":"git-rally hook gemini session-start","timeout":10000}]}`)},
-			{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-before-tool","type":"command","command":"git-rally hook gemini before-tool","timeout":10000}]}`)},
-			{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git-rally hook gemini after-tool","timeout":10000}]}`)},
-			{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git-rally hook gemini before-agent","timeout":10000}]}`)},
-			{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git-rally hook gemini session-end","timeout":10000}]}`)},
-			{"Notification", json.RawMessage(`{"hooks":[{"name":"git-rally-notification","type":"command","command":"git-rally hook gemini notification","timeout":10000}]}`)},
-			{"AfterAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-after-agent","type":"command","command":"git-rally hook gemini after-agent","timeout":30000}]}`)},
+		Gemini: {
+			path: ".gemini/settings.json",
+			entries: []entry{
+				{"SessionStart", json.RawMessage(`{"hooks":[{"name":"git-rally-session-start","type":"command","command":"git-rally hook gemini session-start","timeout":10000}]}`)},
+				{"BeforeTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-before-tool","type":"command","command":"git-rally hook gemini before-tool","timeout":10000}]}`)},
+				{"AfterTool", json.RawMessage(`{"matcher":"write_file|replace|run_shell_command","hooks":[{"name":"git-rally-after-tool","type":"command","command":"git-rally hook gemini after-tool","timeout":10000}]}`)},
+				{"BeforeAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-before-agent","type":"command","command":"git-rally hook gemini before-agent","timeout":10000}]}`)},
+				{"SessionEnd", json.RawMessage(`{"hooks":[{"name":"git-rally-session-end","type":"command","command":"git-rally hook gemini session-end","timeout":10000}]}`)},
+				{"Notification", json.RawMessage(`{"hooks":[{"name":"git-rally-notification","type":"command","command":"git-rally hook gemini notification","timeout":10000}]}`)},
+				{"AfterAgent", json.RawMessage(`{"hooks":[{"name":"git-rally-after-agent","type":"command","command":"git-rally hook gemini after-agent","timeout":30000}]}`)},
+			},
 		},
-	},
-	// Cursor's entries are flat: {"command": ...} in the event's array,
-	// beside a top-level "version": 1.
-	Cursor: {
-		path: ".cursor/hooks.json",
-		flat: true,
-		entries: []entry{
-			{"sessionStart", json.RawMessage(`{"command":"git-rally hook cursor session-start"}`)},
-			{"preToolUse", json.RawMessage(`{"command":"git-rally hook cursor pre-tool-use"}`)},
-			{"beforeShellExecution", json.RawMessage(`{"command":"git-rally hook cursor before-shell-execution"}`)},
-			{"afterFileEdit", json.RawMessage(`{"command":"git-rally hook cursor after-file-edit"}`)},
-			{"sessionEnd", json.RawMessage(`{"command":"git-rally hook cursor session-end"}`)},
+		// Cursor's entries are flat: {"command": ...} in the event's array,
+		// beside a top-level "version": 1.
+		Cursor: {
+			path: ".cursor/hooks.json",
+			flat: true,
+			entries: []entry{
+				{"sessionStart", json.RawMessage(`{"command":"git-rally hook cursor session-start"}`)},
+				{"preToolUse", json.RawMessage(`{"command":"git-rally hook cursor pre-tool-use"}`)},
+				{"beforeShellExecution", json.RawMessage(`{"command":"git-rally hook cursor before-shell-execution"}`)},
+				{"afterFileEdit", json.RawMessage(`{"command":"git-rally hook cursor after-file-edit"}`)},
+				{"sessionEnd", json.RawMessage(`{"command":"git-rally hook cursor session-end"}`)},
+			},
 		},
-	},
-}
+	}
+})
 
 // hookPrefix starts every handler rally installs: the binary itself, not
 // `git rally`, whose git process costs a few milliseconds before every
@@ -140,7 +143,7 @@ func readWorktreeFile(r *worktree.Repo, rel, what string) (settingsFile, error) 
 }
 
 func readSettings(r *worktree.Repo, host string) (hostFile, settingsFile, error) {
-	hf := hostFiles[host]
+	hf := hostFiles()[host]
 	sf, err := readWorktreeFile(r, hf.path, host+" hooks")
 	if err != nil {
 		return hf, sf, err

@@ -32,7 +32,7 @@ func TestUpgradeKeepsTheUsersBytes(t *testing.T) {
 		t.Run(host, func(t *testing.T) {
 			r := testRepo(t)
 			user := []byte("{\n    \"theme\": \"dark\"\n}\n")
-			path := filepath.Join(r.WorkTree, filepath.FromSlash(hostFiles[host].path))
+			path := filepath.Join(r.WorkTree, filepath.FromSlash(hostFiles()[host].path))
 			os.MkdirAll(filepath.Dir(path), 0o777)
 			os.WriteFile(path, user, 0o644)
 			if _, err := Install(r, host); err != nil {

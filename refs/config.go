@@ -1,13 +1,10 @@
 package refs
 
 import (
-	"bytes"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
-
-	"github.com/go-git/go-git/v5/plumbing/format/config"
 )
 
 // Config is git's configuration as git would read it for a repository,
@@ -21,7 +18,7 @@ import (
 // an in-process reader could only imitate (an include's values come
 // where the include stands, between the sections around it).
 type Config struct {
-	vals     map[string][]string // "section.key" or "section.sub.key", section and key lowercased
+	vals     map[string][]string // "section.key" or "section.sub.key", section and key lowercased; noValue for a bare key
 	includes bool                // a file read holds include or includeIf
 	byGit    bool                // vals are git's own listing
 }
@@ -63,7 +60,7 @@ func gitConfigList(gitDir string) (map[string][]string, error) {
 		}
 		k, v, ok := strings.Cut(e, "\n")
 		if !ok {
-			v = "" // a key with no "=": true for a boolean
+			v = noValue // a key with no "=": true for a boolean
 		}
 		k = normKey(k)
 		vals[k] = append(vals[k], v)
@@ -124,7 +121,7 @@ func readInProcess(commonDir, gitDir string, local []byte) *Config {
 // Get returns the last value of key ("section.key", "section.sub.key").
 func (c *Config) Get(key string) string {
 	vs := c.vals[normKey(key)]
-	if len(vs) == 0 {
+	if len(vs) == 0 || vs[len(vs)-1] == noValue {
 		return ""
 	}
 	return vs[len(vs)-1]
@@ -144,14 +141,15 @@ func (c *Config) Conditional() bool {
 	return false
 }
 
-// Bool reads key as git reads a boolean; unset is false.
+// Bool reads key as git reads a boolean; unset is false, and so is an
+// empty value ("sign ="), but a bare key ("sign") is true.
 func (c *Config) Bool(key string) bool {
 	vs, ok := c.vals[normKey(key)]
 	if !ok || len(vs) == 0 {
 		return false
 	}
 	switch strings.ToLower(strings.TrimSpace(vs[len(vs)-1])) {
-	case "", "true", "yes", "on", "1":
+	case noValue, "true", "yes", "on", "1":
 		return true
 	}
 	return false
@@ -186,30 +184,24 @@ func (c *Config) readFile(path string, depth int) {
 	c.readData(path, b, depth)
 }
 
-// readData reads the config file at path whose bytes are b.
+// readData reads the config file at path whose bytes are b; an include
+// is read where it stands.
 func (c *Config) readData(path string, b []byte, depth int) {
-	var cfg config.Config
-	if err := config.NewDecoder(bytes.NewReader(b)).Decode(&cfg); err != nil {
+	entries, err := parseConfig(b)
+	if err != nil {
 		return // git would refuse the file; rally reads on without it
 	}
-	for _, s := range cfg.Sections {
-		if strings.EqualFold(s.Name, "include") || strings.EqualFold(s.Name, "includeIf") {
+	for _, e := range entries {
+		if configKeyHas(e.key, "include") || configKeyHas(e.key, "includeif") {
 			c.includes = true
 		}
-		for _, o := range s.Options {
-			c.set(s.Name+"."+o.Key, o.Value)
-			if strings.EqualFold(s.Name, "include") && strings.EqualFold(o.Key, "path") {
-				inc := ExpandHome(o.Value)
-				if !filepath.IsAbs(inc) {
-					inc = filepath.Join(filepath.Dir(path), inc)
-				}
-				c.readFile(inc, depth+1)
+		c.set(e.key, e.val)
+		if e.key == "include.path" && e.val != noValue {
+			inc := ExpandHome(e.val)
+			if !filepath.IsAbs(inc) {
+				inc = filepath.Join(filepath.Dir(path), inc)
 			}
-		}
-		for _, ss := range s.Subsections {
-			for _, o := range ss.Options {
-				c.set(s.Name+"."+ss.Name+"."+o.Key, o.Value)
-			}
+			c.readFile(inc, depth+1)
 		}
 	}
 }

@@ -78,4 +78,12 @@ func TestHotBinaryImports(t *testing.T) {
 			t.Errorf("git-rally links %s, which only git-rally-server may", p)
 		}
 	}
+	// Their package initialisation costs every process (bench/README.md,
+	// start-up notes): encoding/gob came with go-git's config parser
+	// (gcfg); refs reads git's config files itself (refs/gitconfig.go).
+	for _, p := range []string{"encoding/gob", "github.com/go-git/gcfg", "github.com/go-git/go-git/v5/plumbing/format/config"} {
+		if hot[p] {
+			t.Errorf("git-rally links %s", p)
+		}
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -70,5 +71,28 @@ func TestHotCommandsSkipServerInit(t *testing.T) {
 	t.Logf("git-rally is %.1f MB", float64(st.Size())/1e6)
 	if st.Size() > 16<<20 {
 		t.Errorf("git-rally is %d bytes, more than 16 MB", st.Size())
+	}
+}
+
+// rally's own packages do little work at initialisation, which every
+// process pays before its command runs: no regular expression compiled,
+// no table of help text built (GODEBUG=inittrace=1 counts each package's
+// allocations; cli's two regexps and its examples map were 229, hooks'
+// tables of host settings files 57).
+func TestHotInitAllocations(t *testing.T) {
+	prefix := installedBinary(t)
+	c := exec.Command(filepath.Join(prefix, "bin", "git-rally"), "version")
+	c.Env = append(userEnv(t, prefix), "GODEBUG=inittrace=1")
+	out, _ := c.CombinedOutput()
+	line := regexp.MustCompile(`(?m)^init (github\.com/git-rally/git-rally/\S+) @.* (\d+) allocs$`)
+	found := 0
+	for _, m := range line.FindAllStringSubmatch(string(out), -1) {
+		found++
+		if n, _ := strconv.Atoi(m[2]); n > 32 {
+			t.Errorf("package %s makes %d allocations at initialisation (at most 32): build its tables on first use (sync.OnceValue)", m[1], n)
+		}
+	}
+	if found == 0 {
+		t.Fatalf("no init trace of rally's packages:\n%s", out)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -37,7 +38,9 @@ func typedArgs(c *cobra.Command) {
 
 // placeholder is a positional argument in a Use line: <scope>...,
 // <plan>/<task>, [<remote>].
-var placeholder = regexp.MustCompile(`^(\[)?<([^>]+)>(/<([^>]+)>)?(\.\.\.)?(\])?$`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(\[)?<([^>]+)>(/<([^>]+)>)?(\.\.\.)?(\])?$`)
+})
 
 type argSpec struct {
 	name     string // "scope", "plan/task"
@@ -56,7 +59,7 @@ func argSpecs(c *cobra.Command) []argSpec {
 		if prev := fields[i-1]; strings.HasPrefix(strings.TrimLeft(prev, "[("), "-") && !strings.HasSuffix(prev, "]") {
 			continue // a flag's value: --lease <dur>
 		}
-		m := placeholder.FindStringSubmatch(w)
+		m := placeholder().FindStringSubmatch(w)
 		if m == nil || (m[1] == "") != (m[6] == "") {
 			continue
 		}
@@ -116,7 +119,7 @@ func describe(specs []argSpec) string {
 func exampleHint(c *cobra.Command) string {
 	ex := c.Example
 	if ex == "" {
-		ex = examples[strings.TrimPrefix(cmdName(c), "git rally ")]
+		ex = examples()[strings.TrimPrefix(cmdName(c), "git rally ")]
 	}
 	line, _, _ := strings.Cut(strings.TrimSpace(ex), "\n")
 	if line, _, _ = strings.Cut(line, "  #"); line != "" {

@@ -54,7 +54,7 @@ func extendCompletion(f *factory, root *cobra.Command) {
 	if comp == nil {
 		return
 	}
-	comp.Example = examples["completion"]
+	comp.Example = examples()["completion"]
 	bash := findSub(comp, "bash")
 	if bash == nil || bash.RunE == nil && bash.Run == nil {
 		return

@@ -43,7 +43,7 @@ The ledger (refs/rally/ledger) is history and stays, so a later init finds
 the room as it was; --delete-ledger deletes it and the fetched copies
 (refs/rally-remotes/*) too. Agent worktrees under .rally/worktrees are never
 touched: remove them first with git rally worktree remove.`,
-		Example: examples["deinit"],
+		Example: examples()["deinit"],
 		Args:    cobra.NoArgs,
 		RunE:    func(c *cobra.Command, args []string) error { return runDeinit(f, opts) },
 	}

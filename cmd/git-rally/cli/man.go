@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -75,7 +76,9 @@ func manPageFor(name string, v versionInfo) ([]byte, error) {
 }
 
 // pseudoVersion matches a Go pseudo-version's tail: -[pre.]<14 digits>-<12 hex>.
-var pseudoVersion = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+.*)?$`)
+var pseudoVersion = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+.*)?$`)
+})
 
 // manSource is the footer's left field: a page's footer is one line of
 // source, date and title, and a pseudo-version
@@ -84,7 +87,7 @@ var pseudoVersion = regexp.MustCompile(`[-.](\d{14})-([0-9a-f]{12})(\+.*)?$`)
 // a third of the width (the date is already in the centre).
 func (v versionInfo) manSource() string {
 	s := v.Version
-	if m := pseudoVersion.FindStringSubmatch(s); m != nil {
+	if m := pseudoVersion().FindStringSubmatch(s); m != nil {
 		s = m[2]
 		if strings.HasPrefix(m[3], "+dirty") {
 			s += "-dirty"

@@ -66,22 +66,24 @@ func unknownErr(c *cobra.Command, word string) *usageError {
 
 // synonyms are the words a newcomer types for a command under another
 // name; spelling alone would send `unclaim` to claim and `who` to show.
-var synonyms = map[string]string{
-	"who":     "room",
-	"whois":   "room",
-	"ps":      "room",
-	"unclaim": "release",
-	"unlock":  "release",
-	"free":    "release",
-	"lock":    "claim",
-	"web":     "serve",
-	"ui":      "serve",
-	"server":  "serve",
-	"list":    "room",
-	"ls":      "room",
-	"history": "log",
-	"give":    "handoff",
-}
+var synonyms = sync.OnceValue(func() map[string]string {
+	return map[string]string{
+		"who":     "room",
+		"whois":   "room",
+		"ps":      "room",
+		"unclaim": "release",
+		"unlock":  "release",
+		"free":    "release",
+		"lock":    "claim",
+		"web":     "serve",
+		"ui":      "serve",
+		"server":  "serve",
+		"list":    "room",
+		"ls":      "room",
+		"history": "log",
+		"give":    "handoff",
+	}
+})
 
 // neverSuggested are commands that exist for hosts and scripts, not for a
 // person who mistyped: `lock` is not the internal `hook`.
@@ -92,7 +94,7 @@ var neverSuggested = map[string]bool{"hook": true, "__complete": true}
 // spelling that is not internal.
 func suggest(c *cobra.Command, word string) string {
 	if !c.HasParent() {
-		if s, ok := synonyms[strings.ToLower(word)]; ok && findSub(c, s) != nil {
+		if s, ok := synonyms()[strings.ToLower(word)]; ok && findSub(c, s) != nil {
 			return s
 		}
 	}
