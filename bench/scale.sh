@@ -19,6 +19,13 @@
 #   claim, warm, at N and at 1k               (ratio)
 #   log --json -n 10, show <id>               (warm)
 #   doctor                                    (once; DOCTOR=0 skips it)
+#   doctor with signing configured            (an allowed-signers file,
+#     rally.sign, rally.requireSigned, user.signingKey: the ledger's facts
+#     are unsigned, which costs what signed ones do to verify and count;
+#     first with no verdicts recorded, then again; SIGNED=0 skips it)
+#   every read command and hook, once each, max RSS at N and at 1k
+#     (issue 31: any command's peak RSS grows with the open state, not
+#     with the history; COMMANDS=0 skips it)
 #   a fresh clone: plain `git fetch` of the ledger ref (baseline) against
 #   `init --remote` + `git fetch` + the first room
 #   sync of SYNC (10,000) new facts appended at the origin
@@ -27,7 +34,7 @@
 #
 # Usage: bench/scale.sh                     (1M facts: about 15-30 min on 2 cores)
 #        N=100000 bench/scale.sh            (the 100k figures: cold room ≤ 1 s, ≤ 100 MiB)
-# Knobs: N, TAIL, SYNC, RUNS (3), DOCTOR (1), KEEP (1 keeps the work directory),
+# Knobs: N, TAIL, SYNC, RUNS (3), DOCTOR (1), SIGNED (1), COMMANDS (1), KEEP (1 keeps the work directory),
 # LEDGER (a directory kept from an earlier run with KEEP=1: reuse its ledgers).
 set -euo pipefail
 
@@ -36,6 +43,9 @@ TAIL=${TAIL:-10000}
 SYNC=${SYNC:-10000}
 RUNS=${RUNS:-3}
 DOCTOR=${DOCTOR:-1}
+SIGNED=${SIGNED:-1}
+COMMANDS=${COMMANDS:-1}
+if [ "$DOCTOR" != 1 ] || ! command -v ssh-keygen >/dev/null; then SIGNED=0; fi
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/rally-scale.XXXXXX")
@@ -137,12 +147,74 @@ for ((i = 0; i < RUNS; i++)); do
 	echo "claim1k $(cd "$small" && rallybench rusage "$rally" claim "src/scale/$i.go" --tool bench:scale)" >>"$results"
 done
 measure log "$big" : "$rally" log --json -n 10
+# The first id lookup of a mirror generation writes its ids table
+# (idstable.go): once, then the warm lookups.
+RUNS_SAVE=$RUNS
+RUNS=1
+measure showfirst "$big" "rm -f .git/rally/cache/facts-*.ids" "$rally" show "$id"
+RUNS=$RUNS_SAVE
 measure show "$big" : "$rally" show "$id"
 if [ "$DOCTOR" = 1 ]; then
 	RUNS_SAVE=$RUNS
 	RUNS=1
 	measure doctor "$big" : "$rally" doctor
+	if [ "$SIGNED" = 1 ]; then
+		# Signing configured as a signing clone has it; the verdicts of a
+		# million commits' facts are recorded by the first doctor.
+		ssh-keygen -q -t ed25519 -N '' -C bench -f "$work/signkey"
+		echo "bench:* $(cat "$work/signkey.pub")" >"$work/allowed"
+		git -C "$big" config gpg.ssh.allowedSignersFile "$work/allowed"
+		git -C "$big" config rally.sign true
+		git -C "$big" config rally.requireSigned true
+		git -C "$big" config user.signingKey "$work/signkey"
+		rm -rf "$big/.git/rally/verdicts"
+		measure doctorsig1 "$big" : "$rally" doctor
+		measure doctorsig "$big" : "$rally" doctor
+		git -C "$big" config --unset rally.requireSigned
+		git -C "$big" config --unset rally.sign
+		git -C "$big" config --unset user.signingKey
+		git -C "$big" config --unset gpg.ssh.allowedSignersFile
+	fi
 	RUNS=$RUNS_SAVE
+fi
+
+# Every command an agent or a person runs to read, and the hooks, once
+# each at N and at 1k (max RSS is steady from run to run): the same
+# simulated room on top, so the open state is alike and the history is
+# not. A hook's or a command's exit status is not what is measured here.
+cmds=$work/cmds
+: >"$cmds"
+if [ "$COMMANDS" = 1 ]; then
+	pre='{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Bash","tool_input":{"command":"ls"}}'
+	edit='{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Edit","tool_input":{"file_path":"src/scale/hook.go","old_string":"a","new_string":"b"}}'
+	prompt='{"session_id":"s1","hook_event_name":"UserPromptSubmit","prompt":"go on"}'
+	for d in big small; do
+		dir=$work/$d
+		since=$(cd "$dir" && "$rally" log --json -n 5 --query 0.id)
+		fid=$(cd "$dir" && "$rally" log --json --kind claim -n 1 --query 0.id)
+		while IFS='|' read -r label cmd; do
+			r=$(cd "$dir" && rallybench rusage sh -c "$cmd"' >/dev/null 2>&1; exit 0' sh "$rally" "$since" "$fid" "$pre" "$edit" "$prompt")
+			echo "$label $d $r" >>"$cmds"
+		done <<'CMDS'
+room|"$1" room
+room --json|"$1" room --json
+check before-write|"$1" check before-write src/scale/x.go --tool bench:probe
+inbox|"$1" inbox --tool bench:probe
+next|"$1" next --tool bench:probe
+log --json -n 10|"$1" log --json -n 10
+log --json --kind handoff|"$1" log --json --kind handoff
+log --json (whole)|"$1" log --json
+log (whole)|"$1" --no-pager log
+show <id>|"$1" show "$3"
+sessions|"$1" sessions
+worktree list|"$1" worktree list
+watch --once --since <5th last>|"$1" watch --once --since "$2" --timeout 5s
+doctor|"$1" doctor
+hook pre-tool-use (Bash)|printf '%s\n' "$4" | RALLY_TOOL=claude_code:01 "$1" hook claude pre-tool-use
+hook user-prompt-submit|printf '%s\n' "$6" | RALLY_TOOL=claude_code:01 "$1" hook claude user-prompt-submit
+hook pre-tool-use (Edit: a claim)|printf '%s\n' "$5" | RALLY_TOOL=claude_code:01 "$1" hook claude pre-tool-use
+CMDS
+	done
 fi
 
 # A fresh clone: the plain fetch of the ledger ref, against init --remote,
@@ -195,10 +267,28 @@ row "log --json -n 10, ms" "$(ms log)" "≤ 30" "$(verdict "$(ms log)" le 30)"
 row "log --json -n 10, max RSS MiB" "$(mib log)" "≤ 32" "$(verdict "$(mib log)" le 32)"
 row "show <id>, ms" "$(ms show)" "≤ 30" "$(verdict "$(ms show)" le 30)"
 row "show <id>, max RSS MiB" "$(mib show)" "≤ 32" "$(verdict "$(mib show)" le 32)"
+row "  the first lookup (writes the ids table), ms / MiB" "$(ms showfirst) / $(mib showfirst)" "" ""
 if [ "$DOCTOR" = 1 ]; then
 	doc_s=$(awk -v v="$(ms doctor)" 'BEGIN { printf "%.1f", v / 1000 }')
 	row "doctor, s" "$doc_s" "≤ 30" "$(verdict "$doc_s" le 30)"
 	row "doctor, max RSS MiB" "$(mib doctor)" "≤ 200" "$(verdict "$(mib doctor)" le 200)"
+fi
+if [ "$SIGNED" = 1 ]; then
+	doc_s=$(awk -v v="$(ms doctorsig1)" 'BEGIN { printf "%.1f", v / 1000 }')
+	row "doctor, signing configured, first verification, s" "$doc_s" "≤ 30" "$(verdict "$doc_s" le 30)"
+	row "  its max RSS MiB" "$(mib doctorsig1)" "≤ 200" "$(verdict "$(mib doctorsig1)" le 200)"
+	doc_s=$(awk -v v="$(ms doctorsig)" 'BEGIN { printf "%.1f", v / 1000 }')
+	row "doctor, signing configured, verdicts recorded, s" "$doc_s" "≤ 30" "$(verdict "$doc_s" le 30)"
+	row "  its max RSS MiB" "$(mib doctorsig)" "≤ 200" "$(verdict "$(mib doctorsig)" le 200)"
+fi
+if [ -s "$cmds" ]; then
+	echo
+	echo "## Max RSS of each command at $N facts and at 1k (the same room on top; once each)"
+	printf "%-36s %10s %10s %8s  %-7s %s\n" "command" "MiB at N" "MiB at 1k" "ratio" "bar" "verdict"
+	awk '{ l = $1; for (i = 2; i <= NF - 4; i++) l = l " " $i; d = $(NF - 3); rss[l, d] = $(NF - 1); if (!(l in seen)) { seen[l] = 1; order[++n] = l } }
+		END { for (i = 1; i <= n; i++) { l = order[i]; a = rss[l, "big"] / 1024; b = rss[l, "small"] / 1024; r = b > 0 ? a / b : 0
+			printf "%-36s %10.1f %10.1f %8.2f  %-7s %s\n", l, a, b, r, "≤ 1.5", (r <= 1.5 ? "PASS" : "FAIL") } }' "$cmds"
+	echo "(doctor keeps 16 bytes a fact to find repeated ids: it grows with the history by design, its bar is above)"
 fi
 echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

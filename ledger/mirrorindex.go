@@ -306,9 +306,15 @@ func (c *cache) indexPrefix(st *facts.State, prefix string) ([]*facts.Fact, bool
 		return true
 	}
 	gen := c.saved.Gen
-	if entries, covered := c.idsTable(gen, ix); entries != nil {
+	if t, ok := c.openIdsTable(gen, ix); ok {
+		recs, ok := t.lookup(want, shift)
+		covered := t.covered
+		t.Close()
+		if !ok {
+			goto scan // a damaged block: scanned, and the table written again
+		}
 		// The records the table names, then those appended since.
-		for _, i := range lookupTable(entries, want, shift) {
+		for _, i := range recs {
 			r, _, ok := ix.record(i)
 			if !ok || r.id>>shift != want && r.id != 0 || !match(r) {
 				return nil, false
@@ -325,6 +331,7 @@ func (c *cache) indexPrefix(st *facts.State, prefix string) ([]*facts.Fact, bool
 		}
 		return found, true
 	}
+scan:
 	// Every record, and the table for the next lookup.
 	var ids []idRec
 	if ix.n >= idsTableAt {
@@ -333,7 +340,7 @@ func (c *cache) indexPrefix(st *facts.State, prefix string) ([]*facts.Fact, bool
 	ok = ix.scan(false, func(r indexRec) bool {
 		indexRecordsRead.Add(1)
 		if ids != nil {
-			ids = append(ids, idRec{r.id, uint32(len(ids))})
+			ids = append(ids, newIDRec(r.id, uint32(len(ids))))
 		}
 		// An id of another form is recorded as 0: look at it too.
 		if r.id>>shift != want && r.id != 0 {

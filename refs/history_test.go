@@ -1,7 +1,9 @@
 package refs
 
 import (
+	"fmt"
 	"reflect"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -70,6 +72,16 @@ func TestSignedCommitsAndAddedFiles(t *testing.T) {
 			t.Errorf("added by %s: %v, want %v", h, added[h], want)
 		}
 	}
+	// Streamed, holding only a merge's diffs, it says the same.
+	each := map[Hash][]string{}
+	if err := st.EachAddedFile(hs, func(h Hash) bool { return h == merge }, func(h Hash, p []byte) {
+		each[h] = append(each[h], string(p))
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(each, added) {
+		t.Errorf("EachAddedFile: %v, AddedFiles %v", each, added)
+	}
 	list, err := st.RevList(merge, left)
 	if err != nil || len(list) != 2 || list[0] != right || list[1] != merge {
 		t.Errorf("RevList = %v, %v", list, err)
@@ -83,4 +95,54 @@ type fixedSigner struct{}
 func (fixedSigner) Ready() error { return nil }
 func (fixedSigner) Sign([]byte) ([]byte, error) {
 	return []byte("-----BEGIN SSH SIGNATURE-----\nU1NIU0lHAAAAAQ==\n-----END SSH SIGNATURE-----\n"), nil
+}
+
+// EachAddedFile holds nothing of diff-tree's answer: what it allocates a
+// file a commit adds is a small part of what listing them (AddedFiles:
+// the answer as one string, split, a set per commit) allocates. A first
+// verification of a million facts listed them at 0.5 GB.
+func TestEachAddedFileHoldsNoPath(t *testing.T) {
+	gd := gitRepo(t)
+	st, err := Open(gd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	when := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	b, _ := st.WriteBlob([]byte("x"))
+	const n = 3000
+	var es []Entry
+	for i := 0; i < n; i++ {
+		es = append(es, Entry{Name: fmt.Sprintf("f_%016x.json", i), Hash: b})
+	}
+	sub, _ := st.WriteTree(es)
+	big, _ := st.WriteTree([]Entry{{Name: "d", Dir: true, Hash: sub}})
+	small, _ := st.WriteTree(nil)
+	root, _ := st.WriteCommit(Commit{Tree: small, Message: "m\n", When: when})
+	c, err := st.WriteCommit(Commit{Tree: big, Parents: []Hash{root}, Message: "m\n", When: when})
+	if err != nil {
+		t.Fatal(err)
+	}
+	alloc := func(fn func()) float64 {
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		fn()
+		runtime.ReadMemStats(&b)
+		return float64(b.TotalAlloc-a.TotalAlloc) / n
+	}
+	k := 0
+	was := alloc(func() { st.AddedFiles([]Hash{c}) })
+	is := alloc(func() {
+		if err := st.EachAddedFile([]Hash{c}, func(Hash) bool { return false }, func(Hash, []byte) { k++ }); err != nil {
+			t.Fatal(err)
+		}
+	})
+	t.Logf("a file added: %.0f bytes listed, %.0f streamed", was, is)
+	if k != n {
+		t.Fatalf("EachAddedFile handed on %d files, want %d", k, n)
+	}
+	if is > was/4 {
+		t.Fatalf("EachAddedFile allocates %.0f bytes a file, listing them %.0f", is, was)
+	}
 }

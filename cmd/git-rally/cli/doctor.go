@@ -122,11 +122,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	if v, err := l.Verifier(); err != nil {
 		return err
 	} else if v != nil {
-		all, err := l.All()
-		if err != nil {
+		if out.Signatures, err = l.SignatureCounts(v); err != nil {
 			return err
 		}
-		out.Signatures = v.Counts(all)
 	}
 	if healed != nil {
 		out.Repaired = healed.Facts

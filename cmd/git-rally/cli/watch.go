@@ -109,15 +109,9 @@ func runWatch(f *factory, opts *watchOptions) error {
 		if err != nil {
 			return err
 		}
-		all, err := l.All()
+		after, err := l.After(from.Key())
 		if err != nil {
 			return err
-		}
-		var after []*facts.Fact
-		for _, fa := range all {
-			if from.Key().Less(fa.Key()) {
-				after = append(after, fa)
-			}
 		}
 		if n := watchBatch(f, l, opts, tool, "", head, after); n > 0 && opts.once {
 			return nil
