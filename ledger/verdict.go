@@ -49,8 +49,9 @@ type sigEntry struct {
 // verdictCache is the machine-local record of every commit's signature
 // check, under <common>/rally/verdicts/: "head" (every ancestor of that
 // commit is recorded, and the length "sigs" had then) and "sigs" (keys and
-// per-fact records, append-only). Each commit's signature is checked
-// once; a verdict is a lookup. A "sigs" shorter than head says (truncated,
+// per-fact records, append-only), and "table" (sigs' records sorted by
+// id, verdicttable.go). Each commit's signature is checked once; a
+// verdict is a lookup. A "sigs" shorter than head says (truncated,
 // damaged) is not trusted: everything is checked again.
 type verdictCache struct {
 	dir     string
