@@ -34,7 +34,10 @@
 # Usage: bench/scale.sh                     (1M facts: about 15-30 min on 2 cores)
 #        N=100000 bench/scale.sh            (the 100k figures: cold room ≤ 1 s, ≤ 100 MiB)
 # Knobs: N, TAIL, SYNC, RUNS (3), DOCTOR (1), SIGNED (1), COMMANDS (1), KEEP (1 keeps the work directory),
-# LEDGER (a directory kept from an earlier run with KEEP=1: reuse its ledgers).
+# LEDGER (a directory kept from an earlier run with KEEP=1: reuse its ledgers),
+# SYNC_ONLY (1: only the sync, RUNS times, into a copy of the big ledger
+# standing for the clone, its tracking ref at the origin's head; with
+# LEDGER, minutes instead of the cold reads' and clones' half hour).
 set -euo pipefail
 
 N=${N:-1000000}
@@ -42,6 +45,7 @@ TAIL=${TAIL:-10000}
 SYNC=${SYNC:-10000}
 RUNS=${RUNS:-3}
 DOCTOR=${DOCTOR:-1}
+SYNC_ONLY=${SYNC_ONLY:-0}
 SIGNED=${SIGNED:-1}
 COMMANDS=${COMMANDS:-1}
 if [ "$DOCTOR" != 1 ] || ! command -v ssh-keygen >/dev/null; then SIGNED=0; fi
@@ -134,6 +138,41 @@ small=$work/small
 (cd "$big" && "$rally" room --json >/dev/null)
 (cd "$small" && "$rally" room --json >/dev/null)
 id=$(cd "$big" && "$rally" log --json -n 1 | sed -n 's/.*"id": *"\(f_[0-9a-f]*\)".*/\1/p' | head -1)
+
+# sync_step <clone>: SYNC new facts appended at the origin (a copy of the
+# big ledger), then one sync in the clone, timed with its RSS. The clone's
+# tracking ref is at the big ledger's head, as a clone's is after a sync.
+sync_step() {
+	rm -rf "$work/origin2"
+	cp -a "$big" "$work/origin2"
+	(cd "$1" && git remote set-url origin "file://$work/origin2")
+	rallybench build -dir "$work/origin2" -facts "$SYNC" -seed 99 -loose >/dev/null
+	echo "sync $(cd "$1" && rallybench rusage "$rally" sync)" >>"$results"
+}
+if [ "$SYNC_ONLY" = 1 ]; then
+	echo
+	echo "## Measuring the sync only ($RUNS runs)"
+	for ((i = 0; i < RUNS; i++)); do
+		rm -rf "$work/clone"
+		cp -a "$big" "$work/clone"
+		git -C "$work/clone" remote add origin "file://$big"
+		git -C "$work/clone" config --add remote.origin.fetch "+refs/rally/*:refs/rally-remotes/origin/*"
+		git -C "$work/clone" config rally.remote origin
+		git -C "$work/clone" update-ref refs/rally-remotes/origin/ledger "$(git -C "$big" rev-parse refs/rally/ledger)"
+		sync_step "$work/clone"
+	done
+	echo
+	echo "## Issue 31 (N = $N facts; the sync only, median of $RUNS; ms and MiB of max RSS)"
+	awk '$1 == "sync" { printf "  run: %.2f s, %.0f MiB, CPU %.2f s\n", $2 / 1e9, $3 / 1024, $4 / 1e9 }' "$results"
+	row() { printf "%-52s %12s  %-14s %s\n" "$1" "$2" "$3" "$4"; }
+	verdict() { awk -v v="$1" -v bar="$2" 'BEGIN { if (v == "-") print "-"; else if (v + 0 <= bar + 0) print "PASS"; else print "FAIL" }'; }
+	sync_s=$(awk -v v="$(ms sync)" 'BEGIN { printf "%.2f", v / 1000 }')
+	row "sync of $SYNC new facts, s" "$sync_s" "≤ 2" "$(verdict "$sync_s" 2)"
+	row "  its max RSS MiB" "$(mib sync)" "" ""
+	echo
+	echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+	exit 0
+fi
 
 echo
 echo "## Measuring"
@@ -235,11 +274,7 @@ for ((i = 0; i < RUNS; i++)); do
 	t1=$(date +%s%N)
 	echo "cloneroom $((t1 - t0)) $(printf '%s\n%s\n' "${r1#* }" "${r2#* }" | sort -n | tail -1)" >>"$results"
 done
-# sync of SYNC new facts: appended at the origin (a copy), then one sync.
-cp -a "$big" "$work/origin2"
-(cd "$work/clone" && git remote set-url origin "file://$work/origin2")
-rallybench build -dir "$work/origin2" -facts "$SYNC" -seed 99 -loose >/dev/null
-echo "sync $(cd "$work/clone" && rallybench rusage "$rally" sync)" >>"$results"
+sync_step "$work/clone"
 
 echo
 echo "## Issue 31 (N = $N facts; medians of $RUNS; ms and MiB of max RSS)"

@@ -27,10 +27,14 @@ type SyncOptions struct {
 	Progress io.Writer
 	// A rejected push is fetched, merged and pushed again for as long as
 	// the remote keeps moving (others land: the system makes progress),
-	// within MaxRounds rounds (default 1000) and Timeout (default 2
-	// minutes). Stalled bounds the rounds in a row that found the remote
-	// where it was and were rejected again (default 8): a lock there that
-	// never clears, a server that refuses without saying so.
+	// within MaxRounds rounds (default 1000). The remote standing still
+	// while every push is rejected (a lock there that never clears, a
+	// server that refuses without saying so) ends it: Stalled rounds in a
+	// row that found it where it was (default 8), or Timeout (default 2
+	// minutes) since the last round that found it moved. Time spent while
+	// others keep landing is not bounded: each lost race is someone's
+	// progress, and under load fifty clones queueing for one ref take
+	// minutes.
 	MaxRounds int
 	Timeout   time.Duration
 	Stalled   int
@@ -117,13 +121,27 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		return nil, err
 	}
 	defer refs.UnlockQueue(q)
-	start := o.Now() // the time bound is this sync's, not its wait for another's
+	start := o.Now() // the time bounds are this sync's, not its wait for another's
+	moved := start   // when a round last found the remote moved
 	memo := loadSyncMemo(l.Store.CommonDir)
 	track := trackingRef(o.Remote)
 	res := &SyncResult{Remote: o.Remote, Merge: MergeNone}
 	ensure := false
 	var last refs.Hash // the remote's head as the previous round fetched it
 	stalled := 0       // rounds in a row that found it there
+	dropped := 0       // transfers in a row whose connection broke
+	// lost is a fetch or push whose connection broke: the round is tried
+	// again, maxDropped times in a row at most.
+	lost := func(what string, err error) (bool, error) {
+		if !refs.ConnectionLost(err) {
+			return false, nil
+		}
+		dropped++
+		if dropped >= maxDropped || res.Rounds >= o.MaxRounds {
+			return true, fmt.Errorf("%s %s: the connection broke %d times in a row: %w", what, o.Remote, dropped, err)
+		}
+		return true, nil
+	}
 	for round := 1; ; round++ {
 		res.Rounds = round
 		if round > 1 {
@@ -149,6 +167,11 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 				res.Healed = true
 				theirs, err = l.Store.FetchTracking(o.Dir, o.Remote, LedgerRef, track, o.Progress)
 			}
+		}
+		if again, lerr := lost("fetching the ledger from", err); lerr != nil {
+			return res, lerr
+		} else if again {
+			continue
 		}
 		if err != nil {
 			return res, fmt.Errorf("fetching the ledger from %s: %w", o.Remote, err)
@@ -227,9 +250,15 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			res.Healed = true
 			continue
 		}
+		if again, lerr := lost("pushing the ledger to", err); lerr != nil {
+			return res, lerr
+		} else if again {
+			continue
+		}
 		if err != nil {
 			return res, fmt.Errorf("pushing the ledger to %s: %w", o.Remote, err)
 		}
+		dropped = 0
 		switch pr.Status {
 		case refs.Pushed, refs.UpToDate:
 			res.Pushed, res.RemoteHead = true, head
@@ -243,9 +272,12 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		case refs.RemoteRejected:
 			return res, &PushRefusedError{Remote: o.Remote, Summary: pr.Summary, Detail: pr.Detail}
 		}
-		elapsed := o.Now().Sub(start)
-		if stalled+1 >= o.Stalled || round >= o.MaxRounds || elapsed >= o.Timeout {
-			return res, gaveUp(o.Remote, round, stalled+1, elapsed, pr)
+		now := o.Now()
+		if stalled == 0 {
+			moved = now
+		}
+		if stalled+1 >= o.Stalled || round >= o.MaxRounds || now.Sub(moved) >= o.Timeout {
+			return res, gaveUp(o.Remote, round, stalled+1, now.Sub(start), pr)
 		}
 		// The remote moved on, or held a commit not in our history:
 		// fetch again, and make sure the next merge has it as a parent.
@@ -310,6 +342,11 @@ func defaultBackoff(round int) time.Duration {
 	d := min(20*time.Millisecond<<min(round-2, 10), maxBackoff)
 	return d/2 + rand.N(d/2)
 }
+
+// maxDropped bounds the fetches and pushes in a row whose connection broke
+// (a server resetting connections under load): each is tried again after
+// the round's pause, the third in a row ends the sync.
+const maxDropped = 3
 
 // maxBackoff is the longest pause between two rounds of a sync.
 const maxBackoff = 8 * time.Second

@@ -32,7 +32,11 @@ func (st *Store) FetchTracking(dir, remote, src, dst string, progress io.Writer)
 	pdir := filepath.Join(st.CommonDir, filepath.FromSlash(private))
 	defer os.RemoveAll(pdir)
 	base, name := path2(src)
-	args := []string{"fetch", "--refmap=", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules"}
+	// In pack windows: its connectivity check (rev-list --objects of the
+	// new commits, --not every ref) marks the whole tree of the ledger
+	// head it had; at a million facts that mapped and touched most of
+	// the pack, 236 MiB of RSS with git's defaults, 136 MiB with these.
+	args := append(PackWindows(), "fetch", "--refmap=", "--no-write-fetch-head", "--no-tags", "--no-recurse-submodules")
 	if progress != nil {
 		args = append(args, "--progress")
 	} else {

@@ -82,7 +82,13 @@ func runGit(dir string, env []string, stdin []byte, progress io.Writer, args []s
 		} else {
 			return "", fmt.Errorf("running git: %w", err)
 		}
-		return out.String(), &GitError{Args: args, Code: code, Stderr: errb.String()}
+		// The -c options rally adds (PackWindows) are not what the user
+		// needs to read in an error.
+		shown := args
+		for len(shown) >= 2 && shown[0] == "-c" {
+			shown = shown[2:]
+		}
+		return out.String(), &GitError{Args: shown, Code: code, Stderr: errb.String()}
 	}
 	return out.String(), nil
 }

@@ -3,13 +3,13 @@ package refs
 import (
 	"bufio"
 	"bytes"
-	"cmp"
 	"encoding/binary"
 	"errors"
 	"io"
+	"math/bits"
 	"os"
 	"path/filepath"
-	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -195,24 +195,19 @@ func (db *objectDB) packList() []*packHandle {
 }
 
 // packIndex is go-git's index of a pack whose FindHash (the id of the
-// object at an offset: go-git asks it of every object it reads from the
-// pack) looks in a table of the offsets in order, 16 bytes an object,
+// object at an offset: go-git asks it of every delta's base it reads from
+// the pack) looks in a table of the offsets in order, 8 bytes an object,
 // made on first use. go-git's own makes a map of every offset, 80 bytes
 // an object: reading one object of a million-object pack cost 80 MB of
 // heap (doctor at 1M facts: 292 MB).
 type packIndex struct {
 	*idxfile.MemoryIndex
-	once  sync.Once
-	byOff []offEntry
-	err   error
-}
-
-// offEntry is an object of the pack: its offset and where its id is in
-// the index (Names[first][20*second:]).
-type offEntry struct {
-	off    uint64
-	second uint32
-	first  uint8
+	once sync.Once
+	// byOff holds offset<<posBits | position for every object, by
+	// offset; position is the object's place in the index's name order.
+	byOff   []uint64
+	posBits uint
+	err     error
 }
 
 // offsetTables counts the offset tables made (tests).
@@ -223,13 +218,24 @@ func (x *packIndex) FindHash(o int64) (plumbing.Hash, error) {
 	if x.err != nil {
 		return plumbing.ZeroHash, x.err
 	}
-	i, ok := slices.BinarySearchFunc(x.byOff, uint64(o), func(e offEntry, t uint64) int { return cmp.Compare(e.off, t) })
-	if !ok {
+	if o < 0 {
 		return plumbing.ZeroHash, plumbing.ErrObjectNotFound
 	}
-	e := x.byOff[i]
+	off := uint64(o)
+	i := sort.Search(len(x.byOff), func(i int) bool { return x.byOff[i]>>x.posBits >= off })
+	if i == len(x.byOff) || x.byOff[i]>>x.posBits != off {
+		return plumbing.ZeroHash, plumbing.ErrObjectNotFound
+	}
+	pos := uint32(x.byOff[i] & (1<<x.posBits - 1))
+	// The fan-out bucket holding that position: the first whose
+	// cumulative count exceeds it (buildOffsets checked the bounds).
+	first := sort.Search(len(x.Fanout), func(f int) bool { return x.Fanout[f] > pos })
+	second := pos
+	if first > 0 {
+		second -= x.Fanout[first-1]
+	}
 	var h plumbing.Hash
-	copy(h[:], x.Names[e.first][20*int(e.second):])
+	copy(h[:], x.Names[x.FanoutMapping[first]][20*int(second):])
 	return h, nil
 }
 
@@ -241,7 +247,9 @@ func (x *packIndex) buildOffsets() {
 		x.err = err
 		return
 	}
-	x.byOff = make([]offEntry, 0, n)
+	x.posBits = uint(bits.Len64(uint64(n)))
+	x.byOff = make([]uint64, 0, n)
+	var top uint64 // the largest offset
 	i := uint32(0)
 	for first, fanout := range idx.Fanout {
 		mapped := idx.FanoutMapping[first]
@@ -259,11 +267,48 @@ func (x *packIndex) buildOffsets() {
 				}
 				off = binary.BigEndian.Uint64(idx.Offset64[k:])
 			}
-			x.byOff = append(x.byOff, offEntry{off, second, uint8(mapped)})
+			if off >= 1<<(64-x.posBits) {
+				// Beyond any pack (2^44 bytes and more at a million
+				// objects): a broken index.
+				x.err = idxfile.ErrMalformedIdxFile
+				return
+			}
+			top = max(top, off)
+			x.byOff = append(x.byOff, off<<x.posBits|uint64(i))
 			second++
 		}
 	}
-	slices.SortFunc(x.byOff, func(a, b offEntry) int { return cmp.Compare(a.off, b.off) })
+	radixSort(x.byOff, x.posBits, x.posBits+uint(bits.Len64(top)))
+}
+
+// radixSort sorts keys by their bits lo to hi (least significant digit
+// first, 11 bits a pass). Offsets are unique, so those bits order every
+// key. A million objects: 3 passes, a quarter of the time of a
+// comparison sort (which took 170 ms of a 1M-fact sync), and a transient
+// copy of the keys.
+func radixSort(keys []uint64, lo, hi uint) {
+	const digit = 11
+	tmp := make([]uint64, len(keys))
+	src, dst := keys, tmp
+	for s := lo; s < hi; s += digit {
+		var count [1 << digit]int
+		for _, k := range src {
+			count[(k>>s)&(1<<digit-1)]++
+		}
+		sum := 0
+		for d, c := range count {
+			count[d], sum = sum, sum+c
+		}
+		for _, k := range src {
+			d := (k >> s) & (1<<digit - 1)
+			dst[count[d]] = k
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if len(keys) > 0 && &src[0] != &keys[0] {
+		copy(keys, src)
+	}
 }
 
 // index reads the pack's index on first use; nil when it cannot be read.
@@ -276,13 +321,76 @@ func (p *packHandle) index(dir string) *packIndex {
 		p.bad = true
 		return nil
 	}
-	idx := idxfile.NewMemoryIndex()
-	if err := idxfile.NewDecoder(bytes.NewReader(b)).Decode(idx); err != nil {
+	idx, err := parseIdx(b)
+	if err != nil {
 		p.bad = true
 		return nil
 	}
 	p.idx = &packIndex{MemoryIndex: idx}
 	return p.idx
+}
+
+// parseIdx reads a version 2 pack index as go-git's decoder does, but its
+// tables are slices of the file's bytes (no copy), and the file's own
+// checksum is not computed: git does not either when it opens a pack (fsck
+// does). At a million objects go-git's decoder took 80 ms, 70 of them
+// hashing the 29 MB with collision-detecting SHA-1, of a 1M-fact sync's
+// 250 ms of CPU. The structure is checked as git checks it: magic,
+// version, a fan-out that never decreases, a size that fits the count and
+// the large offsets.
+func parseIdx(b []byte) (*idxfile.MemoryIndex, error) {
+	const hdr, fan = 8, 256 * 4
+	if len(b) < hdr+fan+40 || string(b[:4]) != "\377tOc" {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	if v := binary.BigEndian.Uint32(b[4:]); v != idxfile.VersionSupported {
+		return nil, idxfile.ErrUnsupportedVersion
+	}
+	idx := idxfile.NewMemoryIndex()
+	idx.Version = idxfile.VersionSupported
+	for k := range 256 {
+		idx.Fanout[k] = binary.BigEndian.Uint32(b[hdr+4*k:])
+		if k > 0 && idx.Fanout[k] < idx.Fanout[k-1] {
+			return nil, idxfile.ErrMalformedIdxFile
+		}
+		idx.FanoutMapping[k] = -1
+	}
+	n := uint64(idx.Fanout[255])
+	names := uint64(hdr + fan)
+	crcs := names + 20*n
+	offs := crcs + 4*n
+	big := offs + 4*n
+	if big+40 > uint64(len(b)) {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	large := uint64(0)
+	for i := offs; i < big; i += 4 {
+		if b[i]&0x80 != 0 {
+			large++
+		}
+	}
+	if big+8*large+40 != uint64(len(b)) {
+		return nil, idxfile.ErrMalformedIdxFile
+	}
+	if large > 0 {
+		idx.Offset64 = b[big : big+8*large : big+8*large]
+	}
+	prev := uint64(0)
+	for k := range 256 {
+		c := uint64(idx.Fanout[k])
+		if c == prev {
+			continue
+		}
+		idx.FanoutMapping[k] = len(idx.Names)
+		idx.Names = append(idx.Names, b[names+20*prev:names+20*c:names+20*c])
+		idx.CRC32 = append(idx.CRC32, b[crcs+4*prev:crcs+4*c:crcs+4*c])
+		idx.Offset32 = append(idx.Offset32, b[offs+4*prev:offs+4*c:offs+4*c])
+		prev = c
+	}
+	tail := big + 8*large
+	copy(idx.PackfileChecksum[:], b[tail:])
+	copy(idx.IdxChecksum[:], b[tail+20:])
+	return idx, nil
 }
 
 // reindex forgets the pack list and the alternates, so the next lookup

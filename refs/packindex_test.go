@@ -1,18 +1,21 @@
 package refs
 
 import (
+	"cmp"
 	"fmt"
+	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
-// Reading an object from a pack looks up ids by offset in a table of 16
-// bytes an object, not go-git's map of every offset (80 bytes an object:
+// Reading an object from a pack looks up ids by offset in a table of 8
+// bytes an object (and a transient copy while it is sorted), not go-git's map of every offset (80 bytes an object:
 // doctor at a million facts held 292 MB, 80 MB of it that map). Counted:
 // the bytes the first read from a packed store allocates per object in
 // the pack; and every object read back, deltas included, is git's.
@@ -88,6 +91,20 @@ func TestPackedReadIndexesOffsetsCompactly(t *testing.T) {
 	if ours > 20 || ours*3 > theirs {
 		t.Fatalf("the offset table allocated %.1f bytes an object, go-git's map %.1f", ours, theirs)
 	}
+	// Every object's offset leads back to its id.
+	x := (&packHandle{name: filepath.Base(mustGlob(t, filepath.Join(gd, "objects", "pack", "*.idx")))}).index(filepath.Join(gd, "objects"))
+	for _, h := range hs {
+		o, err := x.FindOffset(plumbing.Hash(h))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := x.FindHash(o); err != nil || got != plumbing.Hash(h) {
+			t.Fatalf("FindHash(%d) = %s, %v; want %s", o, got, err, h)
+		}
+		if _, err := x.FindHash(o + 1); err == nil {
+			t.Fatalf("FindHash(%d), inside an object, found one", o+1)
+		}
+	}
 	for i := 0; i < n; i += 97 {
 		got, err := st.ReadBlob(hs[i])
 		if err != nil {
@@ -106,4 +123,25 @@ func mustGlob(t *testing.T, pat string) string {
 		t.Fatalf("%s: %d matches", pat, len(m))
 	}
 	return m[0]
+}
+
+// The offset table's sort orders keys by the bits asked, whatever the
+// number of passes (odd ones end in the scratch copy).
+func TestRadixSort(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	for _, c := range []struct {
+		n      int
+		lo, hi uint
+	}{{0, 0, 10}, {1, 3, 40}, {1000, 10, 21}, {5000, 20, 50}, {100000, 17, 61}} {
+		keys := make([]uint64, c.n)
+		for i := range keys {
+			keys[i] = (r.Uint64N(1<<(c.hi-c.lo)) << c.lo) | uint64(i)&(1<<c.lo-1)
+		}
+		want := slices.Clone(keys)
+		slices.SortStableFunc(want, func(a, b uint64) int { return cmp.Compare(a>>c.lo, b>>c.lo) })
+		radixSort(keys, c.lo, c.hi)
+		if !slices.Equal(keys, want) {
+			t.Fatalf("n %d bits %d-%d: not sorted", c.n, c.lo, c.hi)
+		}
+	}
 }

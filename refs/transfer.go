@@ -76,7 +76,7 @@ type PushResult struct {
 // without the user's pre-push hook (the hook guards their code, not the
 // ledger). A rejected update is a result, not an error.
 func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) {
-	args := []string{"push", "--porcelain", "--no-verify"}
+	args := append(PackWindows(), "push", "--porcelain", "--no-verify")
 	if progress != nil {
 		args = append(args, "--progress")
 	}
@@ -93,6 +93,23 @@ func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) 
 		return PushResult{}, err
 	}
 	return PushResult{}, fmt.Errorf("git push %s: no status for %s in its output", remote, dst)
+}
+
+// ConnectionLost reports a git fetch or push that failed because its
+// connection broke mid-way (a server that reset it, a receive-pack that
+// died): another attempt may pass. A remote that cannot be reached at
+// all, or that refuses, is not this.
+func ConnectionLost(err error) bool {
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return false
+	}
+	for _, s := range []string{"the remote end hung up unexpectedly", "unexpected disconnect", "Connection reset by peer", "Broken pipe", "early EOF"} {
+		if strings.Contains(ge.Stderr, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // parsePush reads git push --porcelain's line for dst:

@@ -34,10 +34,11 @@ func needDaemon(t *testing.T) {
 // loopback, three rounds: every acknowledged fact reaches every clone
 // and the origin, no sync fails (none gives up), and all end at one head
 // (issue 31). The sync times are logged against one clone alone; no time
-// is asserted. It runs with RALLY_FIFTY_CLONES=1 (minutes on two cores):
-// on 2026-12-02 no fact was lost and all converged, but 60 of 150 syncs
-// gave up after their 2 minutes (bench/README.md), so it is not yet a
-// gate of the plain suite.
+// is asserted. It runs with RALLY_FIFTY_CLONES=1 (minutes on two cores),
+// as a step of its own in .ci/run. Under load some syncs take over 2
+// minutes while others land (p99 138 s at load 10-30): sync bounds only
+// the time the remote stands still (docs/sync.md), and retries a push
+// whose connection the daemon reset (bench/README.md).
 func TestFiftyClonesConverge(t *testing.T) {
 	if testing.Short() || os.Getenv("RALLY_FIFTY_CLONES") != "1" {
 		t.Skip("fifty clones syncing: RALLY_FIFTY_CLONES=1 (minutes on two cores)")

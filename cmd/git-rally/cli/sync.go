@@ -56,8 +56,8 @@ claim-contested risk for each claim that lost to an overlapping claim made
 while the clones were apart (once, across all clones), and pushes without
 force. A push rejected because the remote moved is fetched, merged and
 retried, with a jittered, growing pause, for as long as others keep landing
-there (up to 2 minutes); 8 rejections in a row while the remote stays put
-(a lock left there) end it with exit 1.
+there; 8 rejections in a row while the remote stays put (a lock left
+there), or 2 minutes of them, end it with exit 1.
 
 A remote whose ledger lost facts this clone saw there before (its history
 was rewritten, or the ref deleted) is reported on stderr and healed: the
