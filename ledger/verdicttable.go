@@ -114,14 +114,17 @@ func (t *verdictTable) find(n uint64) ([]sigEntry, bool) {
 			}
 			t.held[b] = e
 		}
-		for i := 0; i < len(e); i += verdictEntry {
-			if binary.LittleEndian.Uint64(e[i:]) == n {
-				out = append(out, sigEntry{n, sigRecord{
-					at:    int64(binary.LittleEndian.Uint64(e[i+8:])),
-					key:   int32(binary.LittleEndian.Uint32(e[i+16:])),
-					state: e[i+20],
-				}})
+		// Sorted within the block too: from the first entry not below n.
+		key := func(i int) uint64 { return binary.LittleEndian.Uint64(e[i*verdictEntry:]) }
+		for i := sortSearch(len(e)/verdictEntry, func(i int) bool { return key(i) >= n }) * verdictEntry; i < len(e); i += verdictEntry {
+			if binary.LittleEndian.Uint64(e[i:]) != n {
+				break
 			}
+			out = append(out, sigEntry{n, sigRecord{
+				at:    int64(binary.LittleEndian.Uint64(e[i+8:])),
+				key:   int32(binary.LittleEndian.Uint32(e[i+16:])),
+				state: e[i+20],
+			}})
 		}
 	}
 	return out, true
