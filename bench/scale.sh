@@ -6,7 +6,8 @@
 # the first N - TAIL as one commit in rally's layout (rallybench bulk: a
 # fast-import stream of facts sealed as rally seals them, a fact every 10 s,
 # claims, releases and notes of 20 agents, facts/YYYY-MM/DD/NNNN/<id>.json
-# by each fact's day, segments of 256), then TAIL (default 10,000) real
+# by each fact's day, segments of 256, each full one's segment blob
+# NNNN.jsonl beside it as an append writes it), then TAIL (default 10,000) real
 # appends, one commit each (rallybench build -max-batch 1: ledger.Ledger.Append,
 # a simulated room), then `git gc` (packed as a clone receives it). A 1k
 # ledger made the same way is the warm claim's reference.

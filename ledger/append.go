@@ -100,7 +100,9 @@ func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
 			parentTree = c.Tree
 		}
 	}
+	l.linesAt = st // a segment blob's lines come from its mirror first
 	tree, err := l.addFacts(parentTree, now, fs)
+	l.linesAt = nil
 	if err != nil {
 		return nil, err
 	}
@@ -194,11 +196,13 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 			segEntries, segNum = nil, segNum+1
 		}
 	}
+	mine := make(map[refs.Hash][]byte, len(fs))
 	for _, f := range fs {
 		h, err := l.Store.WriteBlob(f.Raw)
 		if err != nil {
 			return refs.ZeroHash, err
 		}
+		mine[h] = f.Raw
 		segEntries = append(segEntries, refs.Entry{Name: f.ID + ".json", Hash: h})
 	}
 	child, err := l.writeTree(segEntries)
@@ -206,8 +210,23 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 		return refs.ZeroHash, err
 	}
 	name := fmt.Sprintf("%04d", segNum)
+	// The append that fills a segment writes its segment blob
+	// (segment.go): once per segMax facts, reading the segment's blobs.
+	var segBlob *refs.Entry
+	if len(segEntries) >= segMax {
+		if data, ok := l.segmentBlobOf(segEntries, mine); ok {
+			h, err := l.Store.WriteBlob(data)
+			if err != nil {
+				return refs.ZeroHash, err
+			}
+			segBlob = &refs.Entry{Name: name + segBlobExt, Hash: h}
+		}
+	}
 	for i := len(dirs); i >= 0; i-- {
 		es := replaceEntry(levels[i], refs.Entry{Name: name, Dir: true, Hash: child})
+		if i == len(dirs) && segBlob != nil {
+			es = replaceEntry(es, *segBlob)
+		}
 		if i == 0 && !hasEntry(es, FormatFile) {
 			fh, err := l.Store.WriteBlob([]byte(FormatContent))
 			if err != nil {
@@ -311,4 +330,78 @@ func (l *Ledger) Init() (bool, error) {
 	}
 	lock.Unlock()
 	return true, l.Store.Ensure()
+}
+
+// segmentBlobOf returns the segment blob of a segment of entries, the
+// contents of some of them in mine (an append's new facts), the others
+// read. A blob that cannot be read leaves the segment without one.
+func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) ([]byte, bool) {
+	names := make([]string, len(entries))
+	contents := make([][]byte, len(entries))
+	var read []refs.Hash
+	var at []int
+	for i, e := range entries {
+		if e.Dir {
+			return nil, false
+		}
+		names[i] = e.Name
+		if raw, ok := mine[e.Hash]; ok {
+			contents[i] = raw
+			continue
+		}
+		read, at = append(read, e.Hash), append(at, i)
+	}
+	if len(read) > 0 && l.linesAt != nil {
+		// The segment's facts are among the newest: their lines from the
+		// mirror's end, each checked against its blob id. Read from a
+		// pack in-process, they would load its index (70 MB at a million
+		// facts) once every segMax appends.
+		got := l.mirrorLines(l.linesAt, read)
+		left, leftAt := read[:0:0], at[:0:0]
+		for k, h := range read {
+			if line, ok := got[h]; ok {
+				contents[at[k]] = line
+			} else {
+				left, leftAt = append(left, h), append(leftAt, at[k])
+			}
+		}
+		read, at = left, leftAt
+	}
+	data, err := l.Store.ReadBlobs(read)
+	if err != nil {
+		return nil, false
+	}
+	for k, i := range at {
+		contents[i] = data[k]
+	}
+	return SegmentBlob(names, contents)
+}
+
+// mirrorLines returns the lines of the mirror at st, among its last
+// 4*segMax, whose blob ids are in hs, by blob id.
+func (l *Ledger) mirrorLines(st *facts.State, hs []refs.Hash) map[refs.Hash][]byte {
+	out := map[refs.Hash][]byte{}
+	ix, ok := l.cache.openIndex(st)
+	if !ok {
+		return out
+	}
+	defer ix.Close()
+	want := make(map[refs.Hash]bool, len(hs))
+	for _, h := range hs {
+		want[h] = true
+	}
+	o := refs.NewObjectHasher()
+	seen := 0
+	ix.scan(true, func(r indexRec) bool {
+		seen++
+		line := make([]byte, r.n)
+		if _, err := ix.mirror.ReadAt(line, r.start); err != nil {
+			return false
+		}
+		if h := o.BlobID(line); want[h] {
+			out[h] = line
+		}
+		return len(out) < len(want) && seen < 4*segMax
+	})
+	return out
 }

@@ -125,6 +125,44 @@ func (sc *blobScanner) scan(fl *factList, i int, data []byte) ([]scanned, []stri
 	return out, warns
 }
 
+// scanSegment is scan for a segment unit (factList.addSegment) whose
+// segment blob is data: its lines scanned as the blobs they stand for
+// (each its own blob, named by the line), when ck rebuilds the segment's
+// tree id from them; ok is false when it does not (the blob is not
+// believed: the caller reads the segment's blobs).
+func (sc *blobScanner) scanSegment(fl *factList, i int, data []byte, ck *segmentChecker) (out []scanned, warns []string, ok bool) {
+	b := fl.blob(i)
+	seg, _ := fl.segment(b)
+	if _, over := refs.Oversize(data); over {
+		return nil, nil, false
+	}
+	offs, ok := ck.check(data, seg)
+	if !ok {
+		return nil, nil, false
+	}
+	out = make([]scanned, 0, len(offs))
+	for k, at := range offs {
+		end := len(data)
+		if k+1 < len(offs) {
+			end = offs[k+1]
+		}
+		line := data[at:end:end]
+		id, _ := lineID(line)
+		sc.name = append(append(sc.name[:0], id...), ".json"...)
+		name := unsafe.String(unsafe.SliceData(sc.name), len(sc.name))
+		w := sc.each(*b.dir, name, line, false, true, func(f *facts.Fact, raw []byte) {
+			s := scanned{clock: f.Clock, raw: raw}
+			s.id, s.idOK = parseFactID(f.ID)
+			if f.Kind == facts.KindRetract && f.Ref != "" {
+				s.retract = &retractRef{id: strings.Clone(f.ID), ref: strings.Clone(f.Ref), tool: strings.Clone(f.Tool)}
+			}
+			out = append(out, s)
+		})
+		warns = append(warns, w...)
+	}
+	return out, warns, true
+}
+
 // each calls emit with each good fact of the blob name in dir and its
 // line ending in a newline (raw), and returns a warning for each line it
 // skips. With own, each fact is emit's, its strings copied from the line;

@@ -92,8 +92,16 @@ func TestSegmentRollsOver(t *testing.T) {
 	}
 	day := "refs/rally/ledger:" + strings.Join(LayoutDirs(now), "/")
 	got := git(t, c.dir, "ls-tree", "--name-only", day)
-	if got != "0000\n0001" && got != "0000\n0001\n" {
-		t.Fatalf("segments of the day: %q, want 0000 and 0001", got)
+	if got != "0000.jsonl\n0000\n0001" && got != "0000.jsonl\n0000\n0001\n" {
+		t.Fatalf("segments of the day: %q, want 0000, its segment blob 0000.jsonl and 0001", got)
+	}
+	// The full segment's blob is its blobs' lines in their names' order.
+	var want strings.Builder
+	for _, name := range strings.Fields(git(t, c.dir, "ls-tree", "--name-only", day+"/0000")) {
+		want.WriteString(git(t, c.dir, "cat-file", "blob", day+"/0000/"+name))
+	}
+	if sb := git(t, c.dir, "cat-file", "blob", day+"/0000.jsonl"); sb != want.String() {
+		t.Errorf("segment blob 0000.jsonl is not its segment's lines in order")
 	}
 	for seg, want := range map[string]int{"0000": segMax, "0001": 6} {
 		out := git(t, c.dir, "ls-tree", "--name-only", day+"/"+seg)

@@ -38,6 +38,66 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 	if err := l.listFacts(tree, fl, func(int, refs.Hash) {}); err != nil {
 		return nil, err
 	}
+	ps, err := l.doctorFactBlobs(fl)
+	if err != nil {
+		return nil, err
+	}
+	return append(ps, l.doctorSegmentBlobs(fl)...), nil
+}
+
+// doctorSegmentBlobs checks each segment blob against its segment's tree
+// id as a cold read does, and names those that do not hold: a cold read
+// ignores them and reads their segments' blobs (SegmentBlobCode).
+func (l *Ledger) doctorSegmentBlobs(fl *factList) []Problem {
+	if len(fl.segBlobs) == 0 {
+		return nil
+	}
+	bad := make([]bool, len(fl.segBlobs))
+	why := make([]string, len(fl.segBlobs))
+	checkers := make(chan *segmentChecker, 8)
+	check := func(i int, data []byte) {
+		var ck *segmentChecker
+		select {
+		case ck = <-checkers:
+		default:
+			ck = &segmentChecker{}
+		}
+		seg, ok := fl.segTrees[strings.TrimSuffix(fl.segBlobs[i].path, segBlobExt)]
+		switch {
+		case !ok:
+			bad[i], why[i] = true, "it has no segment beside it"
+		default:
+			if _, over := refs.Oversize(data); over {
+				bad[i], why[i] = true, "it is over the read limit"
+			} else if _, ok := ck.check(data, seg); !ok {
+				bad[i], why[i] = true, "its lines are not its segment's facts (stale after a merge, or forged)"
+			}
+		}
+		select {
+		case checkers <- ck:
+		default:
+		}
+	}
+	err := l.Store.StreamBlobsOf(len(fl.segBlobs), func(i int) refs.Hash { return fl.segBlobs[i].hash }, check)
+	var ps []Problem
+	if err != nil {
+		ps = append(ps, Problem{Code: SegmentBlobCode, Message: fmt.Sprintf("segment blobs could not be read: %v", err)})
+	}
+	for i, b := range bad {
+		if b {
+			ps = append(ps, Problem{Code: SegmentBlobCode, Path: fl.segBlobs[i].path,
+				Message: fmt.Sprintf("segment blob %s is ignored: %s; reads use the segment's facts, the ledger keeps it", fl.segBlobs[i].path, why[i])})
+		}
+	}
+	return ps
+}
+
+// SegmentBlobCode is doctor's finding for a segment blob a read does not
+// believe (a warning: no fact is lost or added by it).
+const SegmentBlobCode = "segment-blob"
+
+// doctorFactBlobs is doctorFacts' check of the fact blobs fl lists.
+func (l *Ledger) doctorFactBlobs(fl *factList) ([]Problem, error) {
 	defer lowGC()()
 	d := &doctorScan{fl: fl, hz: l.horizon(), ids: make([]idAt, 0, fl.n)}
 	if fl.n >= doctorStreamAt {

@@ -53,10 +53,8 @@ func (c *cache) idsPath(gen int) string {
 
 // idsTable is an open table: its header and fences.
 type idsTable struct {
-	f       *os.File
-	covered int
-	per     int
-	fences  []byte
+	*blockTable
+	covered int // the index records it lists
 }
 
 // openIdsTable opens the table of generation gen for ix; false when it
@@ -66,7 +64,6 @@ func (c *cache) openIdsTable(gen int, ix *mirrorIndex) (*idsTable, bool) {
 	if err != nil {
 		return nil, false
 	}
-	t := &idsTable{f: f}
 	ok := false
 	defer func() {
 		if !ok {
@@ -78,53 +75,30 @@ func (c *cache) openIdsTable(gen int, ix *mirrorIndex) (*idsTable, bool) {
 		return nil, false
 	}
 	idsTableRead.Add(idsHeader)
-	t.covered = int(binary.LittleEndian.Uint32(h[4:]))
-	t.per = int(binary.LittleEndian.Uint32(h[8:]))
-	nb := int(binary.LittleEndian.Uint32(h[16:]))
-	if t.covered == 0 || t.covered > ix.n || t.per == 0 || nb != (t.covered+t.per-1)/t.per {
+	covered := int(binary.LittleEndian.Uint32(h[4:]))
+	if covered > ix.n {
 		return nil, false
 	}
-	fi, err := f.Stat()
-	if err != nil || fi.Size() != int64(idsHeader+nb*idsEntry+t.covered*idsEntry) {
+	bt, ok2 := openBlockTable(f, idsHeader, covered, int(binary.LittleEndian.Uint32(h[8:])), idsEntry,
+		int(binary.LittleEndian.Uint32(h[16:])), binary.LittleEndian.Uint32(h[20:]), 0, &idsTableRead)
+	if !ok2 {
 		return nil, false
 	}
-	t.fences = make([]byte, nb*idsEntry)
-	if _, err := f.ReadAt(t.fences, idsHeader); err != nil || crc32.Checksum(t.fences, crcTable) != binary.LittleEndian.Uint32(h[20:]) {
-		return nil, false
-	}
-	idsTableRead.Add(int64(len(t.fences)))
 	// Bound to the index: the last record it covers is the one it saw.
 	var r [indexRecord]byte
-	if _, err := ix.idx.ReadAt(r[:], int64(t.covered-1)*indexRecord); err != nil ||
+	if _, err := ix.idx.ReadAt(r[:], int64(covered-1)*indexRecord); err != nil ||
 		binary.LittleEndian.Uint32(r[32:]) != binary.LittleEndian.Uint32(h[12:]) {
 		return nil, false
 	}
 	ok = true
-	return t, true
-}
-
-func (t *idsTable) Close() { t.f.Close() }
-
-// fence returns block b's first id.
-func (t *idsTable) fence(b int) uint64 { return binary.LittleEndian.Uint64(t.fences[b*idsEntry:]) }
-
-// block reads block b's entries, checked against its CRC.
-func (t *idsTable) block(b int) ([]byte, bool) {
-	n := min(t.per, t.covered-b*t.per)
-	e := make([]byte, n*idsEntry)
-	off := int64(idsHeader + len(t.fences) + b*t.per*idsEntry)
-	if _, err := t.f.ReadAt(e, off); err != nil || crc32.Checksum(e, crcTable) != binary.LittleEndian.Uint32(t.fences[b*idsEntry+8:]) {
-		return nil, false
-	}
-	idsTableRead.Add(int64(len(e)))
-	return e, true
+	return &idsTable{bt, covered}, true
 }
 
 // lookup returns the numbers of the records the table lists with an id
 // whose digits >> shift are want, or 0 (an id of another form), in record
 // order; false when a block it reads does not hold.
 func (t *idsTable) lookup(want uint64, shift uint) ([]int, bool) {
-	nb := len(t.fences) / idsEntry
+	nb := t.blocks()
 	// The range of ids with the prefix (shift 64, no digits: every id;
 	// Go's shifts past the width give 0).
 	lo := want << shift
@@ -154,10 +128,8 @@ func (t *idsTable) lookup(want uint64, shift uint) ([]int, bool) {
 			return nil, false
 		}
 	}
-	// The last block starting below lo (its end may hold lo), and on
-	// while they start within the range.
-	first := max(sortSearch(nb, func(b int) bool { return t.fence(b) >= lo })-1, 0)
-	for b := first; b < nb && (b == first || t.fence(b) <= hi); b++ {
+	first, end := t.span(lo, hi)
+	for b := first; b < end; b++ {
 		if !scan(b) {
 			return nil, false
 		}
@@ -170,39 +142,127 @@ func (t *idsTable) lookup(want uint64, shift uint) ([]int, bool) {
 // lastCheck is the check of the last one. Errors leave no table.
 func (c *cache) writeIdsTable(gen int, ids []idRec, lastCheck uint32) {
 	slices.SortFunc(ids, func(a, b idRec) int { return cmp.Or(cmp.Compare(a.id(), b.id()), cmp.Compare(a.rec, b.rec)) })
-	per := idsBlock
-	nb := (len(ids) + per - 1) / per
-	block := make([]byte, per*idsEntry)
+	put := func(e []byte, i int) []byte {
+		e = binary.LittleEndian.AppendUint64(e, ids[i].id())
+		return binary.LittleEndian.AppendUint32(e, ids[i].rec)
+	}
+	header := func(nb int, fencesCRC uint32) []byte {
+		h := make([]byte, idsHeader)
+		copy(h, "rid2")
+		binary.LittleEndian.PutUint32(h[4:], uint32(len(ids)))
+		binary.LittleEndian.PutUint32(h[8:], uint32(idsBlock))
+		binary.LittleEndian.PutUint32(h[12:], lastCheck)
+		binary.LittleEndian.PutUint32(h[16:], uint32(nb))
+		binary.LittleEndian.PutUint32(h[20:], fencesCRC)
+		return h
+	}
+	writeBlockTable(c.idsPath(gen), len(ids), idsBlock, idsEntry, put, header, nil)
+}
+
+// blockTable is a table on disk of fixed-width entries sorted by the
+// uint64 each starts with, in blocks each with its own CRC (the ids table,
+// the verdict table): a header of the table's own, the fences (per block
+// its first key and the CRC-32 of its entries, 12 bytes), the entries,
+// then what else the table keeps (extra). A lookup reads the fences and
+// the blocks that may hold its key, each checked as it is read.
+type blockTable struct {
+	f      *os.File
+	at     int64 // where the fences start
+	n      int   // entries
+	per    int   // entries a block
+	width  int   // bytes an entry
+	fences []byte
+	read   *atomic.Int64 // bytes read (tests)
+}
+
+const fenceEntry = 12
+
+// openBlockTable reads and checks the fences of a table of n entries at
+// offset at of f; false when the counts, the size or the fences' CRC do
+// not hold.
+func openBlockTable(f *os.File, at int64, n, per, width, nb int, fencesCRC uint32, extra int64, read *atomic.Int64) (*blockTable, bool) {
+	if n <= 0 || per <= 0 || nb != (n+per-1)/per {
+		return nil, false
+	}
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != at+int64(nb*fenceEntry)+int64(n)*int64(width)+extra {
+		return nil, false
+	}
+	t := &blockTable{f: f, at: at, n: n, per: per, width: width, fences: make([]byte, nb*fenceEntry), read: read}
+	if _, err := f.ReadAt(t.fences, at); err != nil || crc32.Checksum(t.fences, crcTable) != fencesCRC {
+		return nil, false
+	}
+	read.Add(int64(len(t.fences)))
+	return t, true
+}
+
+func (t *blockTable) Close() { t.f.Close() }
+
+// blocks is the number of blocks.
+func (t *blockTable) blocks() int { return len(t.fences) / fenceEntry }
+
+// fence returns block b's first key.
+func (t *blockTable) fence(b int) uint64 { return binary.LittleEndian.Uint64(t.fences[b*fenceEntry:]) }
+
+// end is the offset just past the entries (where extra starts).
+func (t *blockTable) end() int64 { return t.at + int64(len(t.fences)) + int64(t.n)*int64(t.width) }
+
+// block reads block b's entries, checked against its CRC.
+func (t *blockTable) block(b int) ([]byte, bool) {
+	n := min(t.per, t.n-b*t.per)
+	e := make([]byte, n*t.width)
+	off := t.at + int64(len(t.fences)) + int64(b*t.per)*int64(t.width)
+	if _, err := t.f.ReadAt(e, off); err != nil || crc32.Checksum(e, crcTable) != binary.LittleEndian.Uint32(t.fences[b*fenceEntry+8:]) {
+		return nil, false
+	}
+	t.read.Add(int64(len(e)))
+	return e, true
+}
+
+// span returns the blocks [first, end) that may hold keys from lo to hi:
+// the last block starting below lo (its end may hold lo), and on while
+// they start within the range.
+func (t *blockTable) span(lo, hi uint64) (int, int) {
+	nb := t.blocks()
+	first := max(sortSearch(nb, func(b int) bool { return t.fence(b) >= lo })-1, 0)
+	end := first + 1
+	for end < nb && t.fence(end) <= hi {
+		end++
+	}
+	return first, min(end, nb)
+}
+
+// writeBlockTable writes at path a table of n entries, put appending entry
+// i (in key order), per a block: header(blocks, the fences' CRC), the
+// fences, the entries, then extra. Written aside and renamed; errors leave
+// no table.
+func writeBlockTable(path string, n, per, width int, put func([]byte, int) []byte, header func(int, uint32) []byte, extra []byte) error {
+	nb := (n + per - 1) / per
+	block := make([]byte, 0, per*width)
 	encode := func(b int) []byte {
 		e := block[:0]
-		for _, r := range ids[b*per : min(len(ids), (b+1)*per)] {
-			e = binary.LittleEndian.AppendUint64(e, r.id())
-			e = binary.LittleEndian.AppendUint32(e, r.rec)
+		for i := b * per; i < min(n, (b+1)*per); i++ {
+			e = put(e, i)
 		}
 		return e
 	}
-	fences := make([]byte, 0, nb*idsEntry)
+	fences := make([]byte, 0, nb*fenceEntry)
 	for b := 0; b < nb; b++ {
-		fences = binary.LittleEndian.AppendUint64(fences, ids[b*per].id())
-		fences = binary.LittleEndian.AppendUint32(fences, crc32.Checksum(encode(b), crcTable))
+		e := encode(b)
+		fences = binary.LittleEndian.AppendUint64(fences, binary.LittleEndian.Uint64(e))
+		fences = binary.LittleEndian.AppendUint32(fences, crc32.Checksum(e, crcTable))
 	}
-	h := make([]byte, idsHeader)
-	copy(h, "rid2")
-	binary.LittleEndian.PutUint32(h[4:], uint32(len(ids)))
-	binary.LittleEndian.PutUint32(h[8:], uint32(per))
-	binary.LittleEndian.PutUint32(h[12:], lastCheck)
-	binary.LittleEndian.PutUint32(h[16:], uint32(nb))
-	binary.LittleEndian.PutUint32(h[20:], crc32.Checksum(fences, crcTable))
-	f, err := os.CreateTemp(c.dir, filepath.Base(c.idsPath(gen))+".*")
+	f, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".*")
 	if err != nil {
-		return
+		return err
 	}
 	w := bufio.NewWriterSize(f, 64<<10)
-	w.Write(h)
+	w.Write(header(nb, crc32.Checksum(fences, crcTable)))
 	w.Write(fences)
 	for b := 0; b < nb; b++ {
 		w.Write(encode(b))
 	}
+	w.Write(extra)
 	err = w.Flush()
 	if err == nil {
 		err = f.Chmod(0o644) // as the cache's other files
@@ -211,11 +271,12 @@ func (c *cache) writeIdsTable(gen int, ids []idRec, lastCheck uint32) {
 		err = cerr
 	}
 	if err == nil {
-		err = os.Rename(f.Name(), c.idsPath(gen))
+		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
 		os.Remove(f.Name())
 	}
+	return err
 }
 
 // idRec is a record's id and number, 12 bytes (the id in two halves: a

@@ -40,9 +40,12 @@ func LayoutDirs(now time.Time) []string {
 
 // Ledger reads and appends facts on refs/rally/ledger of one repository.
 type Ledger struct {
-	Store *refs.Store
-	Now   func() time.Time
-	cache *cache
+	// linesAt is the state an append writes on: the segment blob of a
+	// segment it fills takes its lines from that state's mirror.
+	linesAt *facts.State
+	Store   *refs.Store
+	Now     func() time.Time
+	cache   *cache
 	// Warnings collects lines that could not be read, for the caller to
 	// show on stderr.
 	Warnings []string
@@ -165,7 +168,23 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*facts.State, error) {
 		l.cache.save(st, nil, true)
 		return st, nil
 	}
-	c, err := l.Store.ReadCommit(head)
+	// A cold read reads the commit and the trees through one cat-file:
+	// in-process, the first packed object read loads the pack's index
+	// (refs.ObjectReader).
+	var or *refs.ObjectReader
+	if st == nil {
+		if r, err := l.Store.NewObjectReader(); err == nil {
+			or = r
+			defer or.Close()
+		}
+	}
+	var c refs.Commit
+	var err error
+	if or != nil {
+		c, err = or.ReadCommit(head)
+	} else {
+		c, err = l.Store.ReadCommit(head)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("reading ledger head: %w", err)
 	}
@@ -208,7 +227,7 @@ func (l *Ledger) catchUpCache(head refs.Hash) (*facts.State, error) {
 	}
 	nw := len(l.Warnings)
 	defer lowGC()()
-	ls, err := l.readStore(c.Tree)
+	ls, err := l.readStore(c.Tree, or)
 	if err != nil {
 		return nil, err
 	}

@@ -1,7 +1,9 @@
 package ledger
 
 import (
+	"bytes"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-rally/git-rally/facts"
@@ -202,10 +204,20 @@ func (l *Ledger) union(prefix string, a, b refs.Hash, write bool, st *unionStats
 	for _, e := range be {
 		inB[e.Name] = e
 	}
+	// In a day tree, segment blobs are not merged by name: each is made
+	// again from the merged segments (mergeSegmentBlobs).
+	day := strings.HasPrefix(prefix, factsDir+"/") && strings.Count(prefix, "/") == 2
+	isSegBlob := func(e refs.Entry) bool {
+		_, ok := segmentOfBlob(e.Name)
+		return day && ok && !e.Dir
+	}
 	isA, isB := true, true
 	out := make([]refs.Entry, 0, len(ae)+len(be))
 	seen := make(map[string]bool, len(ae))
 	for _, e := range ae {
+		if isSegBlob(e) {
+			continue
+		}
 		seen[e.Name] = true
 		p := joinPath(prefix, e.Name)
 		other, ok := inB[e.Name]
@@ -235,7 +247,7 @@ func (l *Ledger) union(prefix string, a, b refs.Hash, write bool, st *unionStats
 		}
 	}
 	for _, e := range be {
-		if seen[e.Name] {
+		if seen[e.Name] || isSegBlob(e) {
 			continue
 		}
 		isA = false
@@ -245,6 +257,14 @@ func (l *Ledger) union(prefix string, a, b refs.Hash, write bool, st *unionStats
 		}
 		st.onlyB += n
 		out = append(out, e)
+	}
+	if day {
+		blobs, sameA, sameB, err := l.mergeSegmentBlobs(ae, be, out, write)
+		if err != nil {
+			return unionTree{}, err
+		}
+		out = append(out, blobs...)
+		isA, isB = isA && sameA, isB && sameB
 	}
 	switch {
 	case isA:
@@ -283,4 +303,118 @@ func (l *Ledger) countFacts(prefix string, t refs.Hash) (int, error) {
 		n += k
 	}
 	return n, nil
+}
+
+// mergeSegmentBlobs returns the segment blobs of a merged day tree whose
+// other entries are out, the two sides' entries being ae and be, and
+// whether they are each side's. The result depends on the two sides, not
+// on which is ours: a segment one side lacks keeps the other's blob; a
+// segment both sides hold alike keeps the blob they agree on (or the one
+// blob of the two, when only one side has it); a segment the merge
+// changed, or whose two blobs differ, gets the segment blob made from
+// the merged segment when it is full (SegmentBlob), else none. A segment
+// blob without its segment stays (both sides': the smaller id). With
+// write false nothing is read or written, and a blob to make again
+// counts as equal to neither side.
+func (l *Ledger) mergeSegmentBlobs(ae, be, out []refs.Entry, write bool) (blobs []refs.Entry, sameA, sameB bool, err error) {
+	side := func(es []refs.Entry) (dirs, sbs map[string]refs.Hash) {
+		dirs, sbs = map[string]refs.Hash{}, map[string]refs.Hash{}
+		for _, e := range es {
+			if seg, ok := segmentOfBlob(e.Name); ok && !e.Dir {
+				sbs[seg] = e.Hash
+			} else if e.Dir {
+				dirs[e.Name] = e.Hash
+			}
+		}
+		return dirs, sbs
+	}
+	da, ja := side(ae)
+	db, jb := side(be)
+	sameA, sameB = true, true
+	done := map[string]bool{}
+	for _, e := range out {
+		if !e.Dir {
+			continue
+		}
+		ha, okA := da[e.Name]
+		hb, okB := db[e.Name]
+		xa, xb := ja[e.Name], jb[e.Name]
+		if !okA && !okB || xa.IsZero() && xb.IsZero() && okA && okB && ha == hb {
+			continue
+		}
+		done[e.Name] = true
+		var want refs.Hash
+		remake := false
+		switch {
+		case okA && okB && ha == hb:
+			switch {
+			case xa == xb || xb.IsZero():
+				want = xa
+			case xa.IsZero():
+				want = xb
+			default:
+				remake = true
+			}
+		case okA && okB:
+			remake = true
+		case okA:
+			want = xa
+		default:
+			want = xb
+		}
+		if remake {
+			if !write {
+				sameA, sameB = false, false
+				continue
+			}
+			es, err := l.readTree(e.Hash)
+			if err != nil {
+				return nil, false, false, err
+			}
+			if data, ok := l.segmentBlobOf(es, nil); ok {
+				if want, err = l.Store.WriteBlob(data); err != nil {
+					return nil, false, false, err
+				}
+			}
+		}
+		if !want.IsZero() {
+			blobs = append(blobs, refs.Entry{Name: e.Name + segBlobExt, Hash: want})
+		}
+		sameA = sameA && want == xa
+		sameB = sameB && want == xb
+	}
+	// Segment blobs without a segment on either side.
+	for _, seg := range segNames(ja, jb) {
+		if done[seg] {
+			continue
+		}
+		if _, ok := da[seg]; ok {
+			continue
+		}
+		if _, ok := db[seg]; ok {
+			continue
+		}
+		xa, xb := ja[seg], jb[seg]
+		want := xa
+		if want.IsZero() || !xb.IsZero() && bytes.Compare(xb[:], xa[:]) < 0 {
+			want = xb
+		}
+		blobs = append(blobs, refs.Entry{Name: seg + segBlobExt, Hash: want})
+		sameA = sameA && want == xa
+		sameB = sameB && want == xb
+	}
+	return blobs, sameA, sameB, nil
+}
+
+func segNames(ms ...map[string]refs.Hash) []string {
+	var out []string
+	for _, m := range ms {
+		for k := range m {
+			if !slices.Contains(out, k) {
+				out = append(out, k)
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
 }

@@ -54,7 +54,8 @@ func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 				names[e.Name] = true
 			}
 			for _, e := range oe {
-				if !names[e.Name] {
+				// A segment blob is derived: a merge may drop it.
+				if !names[e.Name] && !isSegmentBlobPath(joinPath(prefix, e.Name)) {
 					shrank = true
 				}
 			}
@@ -75,8 +76,8 @@ func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 			if had && oldE.Hash == e.Hash {
 				continue
 			}
-			if had {
-				shrank = true // a fact file whose content changed
+			if had && !isSegmentBlobPath(p) {
+				shrank = true // a fact file whose content changed (a segment blob is derived: a merge may write it again)
 			}
 			if isFactPath(p) {
 				if limit > 0 && len(out) >= limit {

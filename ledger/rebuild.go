@@ -192,6 +192,42 @@ type factList struct {
 	dir   *string
 	oddMu sync.Mutex
 	odds  []string
+	// segs are the tree ids of the segments listed as one unit, their
+	// segment blob (a factBlob whose odd has segUnit set, its index
+	// here; its dir is the segment's path).
+	segs []refs.Hash
+	// segBlobs are the segment blobs listFacts saw, and segTrees the
+	// segments' trees by path (doctor checks them).
+	segBlobs []blobRef
+	segTrees map[string]refs.Hash
+}
+
+// segUnit marks a factBlob that is a segment's segment blob.
+const segUnit = 1 << 31
+
+// addSegment lists the segment at path (tree seg) as its segment blob h:
+// one unit read in place of the segment's blobs.
+func (fl *factList) addSegment(path string, seg, h refs.Hash) int {
+	fl.oddMu.Lock()
+	fl.segs = append(fl.segs, seg)
+	k := len(fl.segs) - 1
+	fl.oddMu.Unlock()
+	d := strings.Clone(path)
+	i := fl.add(d, nil, h)
+	pg := (*fl.pages.Load())[i/blobPage]
+	pg[i%blobPage].odd = segUnit | uint32(k)
+	pg[i%blobPage].id = 0
+	return i
+}
+
+// segment returns the segment tree of a unit listed by addSegment.
+func (fl *factList) segment(b factBlob) (refs.Hash, bool) {
+	if b.odd&segUnit == 0 {
+		return refs.Hash{}, false
+	}
+	fl.oddMu.Lock()
+	defer fl.oddMu.Unlock()
+	return fl.segs[b.odd&^segUnit], true
 }
 
 const blobPage = 4096
@@ -204,7 +240,7 @@ func (fl *factList) add(dir string, name []byte, h refs.Hash) int {
 	b := factBlob{dir: fl.dir, hash: h}
 	if id, ok := nameID(name); ok {
 		b.id = id
-	} else {
+	} else if name != nil {
 		fl.oddMu.Lock()
 		fl.odds = append(fl.odds, string(name))
 		b.odd = uint32(len(fl.odds))
@@ -256,6 +292,9 @@ func (fl *factList) name(b factBlob, buf *[]byte) string {
 func (fl *factList) path(i int) string {
 	var buf []byte
 	b := fl.blob(i)
+	if b.odd&segUnit != 0 {
+		return *b.dir + segBlobExt
+	}
 	return *b.dir + "/" + fl.name(b, &buf)
 }
 
@@ -313,6 +352,16 @@ func (l *Ledger) listFacts(tree refs.Hash, fl *factList, found func(i int, h ref
 		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
 			found(fl.add(dir, name, h), h)
 		}
+		if d == 3 && strings.HasPrefix(dir, factsDir+"/") {
+			if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
+				fl.segBlobs = append(fl.segBlobs, blobRef{string(p), h})
+			} else if isDir && len(fl.segBlobs) > 0 {
+				if fl.segTrees == nil {
+					fl.segTrees = map[string]refs.Hash{}
+				}
+				fl.segTrees[string(p)] = h
+			}
+		}
 	})
 	if err != nil {
 		return err
@@ -353,15 +402,89 @@ func lowGC() func() {
 	return func() { debug.SetGCPercent(old) }
 }
 
-// readStore reads and checks every fact blob under tree into a line
-// store, with the warnings parseBlobs gives, in the same order. From the
-// BatchThreshold-th blob on, the blobs are read by cat-file (refs.BlobStream)
-// and decoded on the other cores while ls-tree still lists the tree.
-func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
+// listUnits lists what a cold read reads under tree into fl, calling
+// found with each unit's index, blob id and weight (the fact blobs it
+// stands for): the fact blobs of each segment that has no segment blob
+// (segment.go), and for a segment that has one, that blob alone, so the
+// segment's tree is not read and its blobs are not listed. The trees
+// are read in-process, root, facts/, months and days (a few hundred at a
+// million facts), in git's order; those along the newest path are
+// remembered (cache.headPath), the newest segment's too.
+func (l *Ledger) listUnits(tree refs.Hash, or *refs.ObjectReader, fl *factList, found func(i int, h refs.Hash, w int)) error {
+	readTree := l.Store.ReadTree
+	if or != nil {
+		readTree = or.ReadTree
+	}
+	var walk func(p string, h refs.Hash, depth int, newest bool) error
+	walk = func(p string, h refs.Hash, depth int, newest bool) error {
+		es, err := readTree(h)
+		if err != nil {
+			return err
+		}
+		if newest {
+			l.cache.remember(h, es)
+		}
+		best := -1
+		var blobs map[string]refs.Hash
+		for k, e := range es {
+			if e.Dir && (depth > 0 || e.Name == factsDir) && (best < 0 || e.Name > es[best].Name) {
+				best = k
+			}
+			if depth == 3 && !e.Dir {
+				if seg, ok := segmentOfBlob(e.Name); ok {
+					if blobs == nil {
+						blobs = map[string]refs.Hash{}
+					}
+					blobs[seg] = e.Hash
+				}
+			}
+		}
+		for k, e := range es {
+			if depth == 0 && e.Name != factsDir {
+				continue
+			}
+			cp := joinPath(p, e.Name)
+			if !e.Dir {
+				if depth > 0 && strings.HasSuffix(e.Name, ".json") {
+					found(fl.add(p, []byte(e.Name), e.Hash), e.Hash, 1)
+				}
+				continue
+			}
+			onPath := newest && k == best
+			if sb, ok := blobs[e.Name]; ok {
+				if onPath {
+					// The next append's segment: its tree is kept.
+					ses, err := readTree(e.Hash)
+					if err != nil {
+						return err
+					}
+					l.cache.remember(e.Hash, ses)
+				}
+				found(fl.addSegment(cp, e.Hash, sb), sb, segMax)
+				continue
+			}
+			if err := walk(cp, e.Hash, depth+1, onPath); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return walk("", tree, 0, true)
+}
+
+// readStore reads and checks every fact under tree into a line store,
+// with the warnings parseBlobs gives, in the same order. A full segment
+// with a segment blob is read as that one blob, believed only when the
+// segment's tree id is rebuilt from it (segmentChecker), else its blobs
+// are read. From BatchThreshold blobs on (a segment blob counting as
+// segMax), they are read by cat-file (refs.BlobStream) and decoded on the
+// other cores while the trees are still being read.
+func (l *Ledger) readStore(tree refs.Hash, or *refs.ObjectReader) (*lineStore, error) {
 	fl := &factList{}
 	ls := &lineStore{}
 	ls.spillTo(l.cache.dir)
 	warns := map[int][]string{}
+	var failed []int // segment blobs not believed
 	store := func(i int, fs []*facts.Fact, w []string) {
 		for _, f := range fs {
 			ls.add(f, uint32(i))
@@ -371,7 +494,11 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 		}
 	}
 	var rd *streamDecoder
-	storeScanned := func(i int, fs []scanned, w []string) {
+	storeScanned := func(i int, fs []scanned, w []string, bad bool) {
+		if bad {
+			failed = append(failed, i)
+			return
+		}
 		for _, f := range fs {
 			ls.addLine(f, uint32(i))
 		}
@@ -379,11 +506,13 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 			warns[i] = w
 		}
 	}
-	err := l.listFacts(tree, fl, func(i int, h refs.Hash) {
+	weight := 0
+	err := l.listUnits(tree, or, fl, func(i int, h refs.Hash, w int) {
+		weight += w
 		switch {
 		case rd != nil:
 			rd.bs.Add(i, h)
-		case i+1 == refs.BatchThreshold:
+		case weight >= refs.BatchThreshold:
 			rd = l.newStreamDecoder(fl, storeScanned)
 			for j := 0; j <= i; j++ {
 				rd.bs.Add(j, fl.blob(j).hash)
@@ -395,7 +524,7 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 		streamed = rd.close() == nil && err == nil
 		if !streamed {
 			ls.release()
-			ls, warns = &lineStore{}, map[int][]string{}
+			ls, warns, failed = &lineStore{}, map[int][]string{}, nil
 			ls.spillTo(l.cache.dir)
 		}
 	}
@@ -404,14 +533,34 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 		return nil, err
 	}
 	if !streamed {
+		var sc blobScanner
+		var ck segmentChecker
 		for i := 0; i < fl.n; i++ {
-			data, err := l.Store.ReadBlob(fl.blob(i).hash)
+			b := fl.blob(i)
+			data, err := l.Store.ReadBlob(b.hash)
+			if b.odd&segUnit != 0 {
+				if err == nil {
+					if fs, w, ok := sc.scanSegment(fl, i, data, &ck); ok {
+						storeScanned(i, fs, w, false)
+						continue
+					}
+				}
+				failed = append(failed, i)
+				continue
+			}
 			if err != nil {
 				store(i, nil, []string{fmt.Sprintf("%s: %v", fl.path(i), err)})
 				continue
 			}
 			fs, w := parseBlob(fl.path(i), data)
 			store(i, fs, w)
+		}
+	}
+	slices.Sort(failed)
+	for _, i := range failed {
+		if err := l.readSegment(fl, i, store); err != nil {
+			ls.release()
+			return nil, err
 		}
 	}
 	idx := make([]int, 0, len(warns))
@@ -425,8 +574,52 @@ func (l *Ledger) readStore(tree refs.Hash) (*lineStore, error) {
 	return ls, nil
 }
 
+// readSegment reads the facts of the segment unit i whose segment blob
+// was not believed from the segment's own tree and blobs, as a read
+// without segment blobs does, and stores them as unit i.
+func (l *Ledger) readSegment(fl *factList, i int, store func(i int, fs []*facts.Fact, w []string)) error {
+	b := fl.blob(i)
+	seg, _ := fl.segment(b)
+	var bs []blobRef
+	var walk func(p string, h refs.Hash) error
+	walk = func(p string, h refs.Hash) error {
+		es, err := l.Store.ReadTree(h)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			cp := p + "/" + e.Name
+			if e.Dir {
+				if err := walk(cp, e.Hash); err != nil {
+					return err
+				}
+			} else if strings.HasSuffix(e.Name, ".json") {
+				bs = append(bs, blobRef{cp, e.Hash})
+			}
+		}
+		return nil
+	}
+	if err := walk(*b.dir, seg); err != nil {
+		return err
+	}
+	var fs []*facts.Fact
+	var ws []string
+	for _, r := range bs {
+		data, err := l.Store.ReadBlob(r.hash)
+		if err != nil {
+			ws = append(ws, fmt.Sprintf("%s: %v", r.path, err))
+			continue
+		}
+		f, w := parseBlob(r.path, data)
+		fs, ws = append(fs, f...), append(ws, w...)
+	}
+	store(i, fs, ws)
+	return nil
+}
+
 // streamDecoder reads blobs with a refs.BlobStream and decodes and checks
-// them on the other cores; store runs on one goroutine.
+// them on the other cores; store runs on one goroutine. A segment blob
+// that does not rebuild its segment's tree is stored as bad.
 type streamDecoder struct {
 	bs      *refs.BlobStream
 	jobs    chan streamJob
@@ -441,27 +634,34 @@ type streamJob struct {
 }
 
 type streamResult struct {
-	i  int
-	fs []scanned
-	w  []string
+	i   int
+	fs  []scanned
+	w   []string
+	bad bool
 }
 
-func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, w []string)) *streamDecoder {
-	rd := &streamDecoder{jobs: make(chan streamJob, 256), results: make(chan streamResult, 256), done: make(chan struct{})}
+func (l *Ledger) newStreamDecoder(fl *factList, store func(i int, fs []scanned, w []string, bad bool)) *streamDecoder {
+	rd := &streamDecoder{jobs: make(chan streamJob, 64), results: make(chan streamResult, 64), done: make(chan struct{})}
 	for w := 0; w < max(1, runtime.GOMAXPROCS(0)); w++ {
 		rd.wg.Add(1)
 		go func() {
 			defer rd.wg.Done()
 			var sc blobScanner
+			var ck segmentChecker
 			for j := range rd.jobs {
+				if fl.blob(j.i).odd&segUnit != 0 {
+					fs, w, ok := sc.scanSegment(fl, j.i, j.data, &ck)
+					rd.results <- streamResult{j.i, fs, w, !ok}
+					continue
+				}
 				fs, w := sc.scan(fl, j.i, j.data)
-				rd.results <- streamResult{j.i, fs, w}
+				rd.results <- streamResult{j.i, fs, w, false}
 			}
 		}()
 	}
 	go func() {
 		for r := range rd.results {
-			store(r.i, r.fs, r.w)
+			store(r.i, r.fs, r.w, r.bad)
 		}
 		close(rd.done)
 	}()

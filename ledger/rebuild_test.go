@@ -276,9 +276,10 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 	}
 }
 
-// A cold rebuild lists the tree once and reads each fact blob once: one
-// ls-tree, one cat-file per core (at most 4), every blob under facts/
-// streamed exactly once, whatever the ledger's size.
+// A cold rebuild reads the trees once and each fact blob once: one
+// cat-file for the trees, one per core (at most 4) for the blobs, every
+// blob under facts/ streamed exactly once (this ledger's segments never
+// fill: no segment blob), whatever the ledger's size.
 func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
 	common, l, now := rebuildLedger(t)
 	genLedger(t, l, rand.New(rand.NewSource(7)), 1500, now)
@@ -305,7 +306,7 @@ func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
 		t.Fatalf("the rebuild streamed %d blobs, the tree holds %d fact blobs", streamed, blobs)
 	}
 	if want := 1 + min(runtime.GOMAXPROCS(0), 4); gits < 2 || gits > want {
-		t.Fatalf("the rebuild ran %d git processes, want one ls-tree and 1 to %d cat-file", gits, want-1)
+		t.Fatalf("the rebuild ran %d git processes, want one cat-file for the trees and 1 to %d for the blobs", gits, want-1)
 	}
 }
 

@@ -49,8 +49,9 @@ type sigEntry struct {
 // verdictCache is the machine-local record of every commit's signature
 // check, under <common>/rally/verdicts/: "head" (every ancestor of that
 // commit is recorded, and the length "sigs" had then) and "sigs" (keys and
-// per-fact records, append-only). Each commit's signature is checked
-// once; a verdict is a lookup. A "sigs" shorter than head says (truncated,
+// per-fact records, append-only), and "table" (sigs' records sorted by
+// id, verdicttable.go). Each commit's signature is checked once; a
+// verdict is a lookup. A "sigs" shorter than head says (truncated,
 // damaged) is not trusted: everything is checked again.
 type verdictCache struct {
 	dir     string
@@ -58,11 +59,13 @@ type verdictCache struct {
 	sigsLen int64
 	keys    []refs.PublicKey
 	keyIdx  map[string]int
-	// ents holds the records of ids of rally's form, sorted by id (and
-	// their order in sigs) once loaded or updated; other those of any
-	// other id (a hand-made fact's).
+	// ents holds the records of ids of rally's form that tab does not
+	// (all of them when there is no table), sorted by id (and their order
+	// in sigs) once loaded or updated; other those of any other id (a
+	// hand-made fact's).
 	ents  []sigEntry
 	other map[string][]sigEntry
+	tab   *verdictTable // the records of sigs' first tab.covers bytes; nil: none
 }
 
 func newVerdictCache(commonDir string) *verdictCache {
@@ -72,7 +75,10 @@ func newVerdictCache(commonDir string) *verdictCache {
 }
 
 func (vc *verdictCache) reset() {
-	vc.head, vc.sigsLen, vc.keys, vc.keyIdx, vc.ents, vc.other = "", 0, nil, map[string]int{}, nil, map[string][]sigEntry{}
+	if vc.tab != nil {
+		vc.tab.Close()
+	}
+	vc.head, vc.sigsLen, vc.keys, vc.keyIdx, vc.ents, vc.other, vc.tab = "", 0, nil, map[string]int{}, nil, map[string][]sigEntry{}, nil
 }
 
 // add records rec for the fact id (sort must follow before a lookup).
@@ -95,16 +101,33 @@ func (vc *verdictCache) find(id string) []sigEntry {
 	if !ok {
 		return vc.other[id]
 	}
+	var out []sigEntry
+	if vc.tab != nil {
+		recs, ok := vc.tab.find(n)
+		if !ok {
+			// A block that does not hold: every record read from sigs
+			// again, and the table written again.
+			vc.load(true)
+			return vc.find(id)
+		}
+		out = recs
+	}
 	i, _ := slices.BinarySearchFunc(vc.ents, n, func(e sigEntry, n uint64) int { return cmp.Compare(e.id, n) })
 	j := i
 	for j < len(vc.ents) && vc.ents[j].id == n {
 		j++
 	}
-	return vc.ents[i:j]
+	if out == nil {
+		return vc.ents[i:j]
+	}
+	return append(out, vc.ents[i:j]...)
 }
 
-// load reads the cache files, streamed; damaged lines are skipped.
-func (vc *verdictCache) load() {
+// load reads the cache files: the table and what sigs holds beyond it,
+// or (full, no table that holds, or one that covers too little of sigs)
+// all of sigs, streamed, writing the table again when it has
+// verdictTableAt records or more. Damaged lines are skipped.
+func (vc *verdictCache) load(full ...bool) {
 	vc.reset()
 	b, err := os.ReadFile(filepath.Join(vc.dir, "head"))
 	if err != nil {
@@ -123,12 +146,39 @@ func (vc *verdictCache) load() {
 	if fi, err := f.Stat(); err != nil || fi.Size() < sigsLen {
 		return
 	}
+	if len(full) == 0 || !full[0] {
+		if t, extra, ok := openVerdictTable(vc.tablePath(), f, sigsLen); ok && sigsLen-t.covers <= verdictTail {
+			vc.tab = t
+			vc.parse(bytes.NewReader(extra), int64(len(extra)), false)
+			vc.parse(io.NewSectionReader(f, t.covers, sigsLen-t.covers), sigsLen-t.covers, true)
+			vc.sort()
+			vc.head, vc.sigsLen = head, sigsLen
+			return
+		} else if ok {
+			t.Close()
+		}
+	}
+	vc.parse(f, sigsLen, true)
+	vc.sort()
+	vc.head, vc.sigsLen = head, sigsLen
+	if len(vc.ents) >= verdictTableAt {
+		vc.writeTable(f)
+	}
+}
+
+// parse reads the records of n bytes of r (what a writer that died
+// before head moved appended is checked again).
+func (vc *verdictCache) parse(r io.Reader, n int64, counted bool) {
+	if counted {
+		verdictRead.Add(n)
+	}
 	// A record of an unsigned fact is 23 bytes ("f <id> u\n"), others
 	// longer: room for all without growing (a copy of a grown slice
 	// beside the old one was 24 MB more at a million facts).
-	vc.ents = make([]sigEntry, 0, sigsLen/23+1)
-	// What a writer that died before head moved appended is checked again.
-	br := bufio.NewReaderSize(io.LimitReader(f, sigsLen), 64<<10)
+	if c := len(vc.ents) + int(n/23) + 1; cap(vc.ents) < c {
+		vc.ents = slices.Grow(vc.ents, c-len(vc.ents))
+	}
+	br := bufio.NewReaderSize(io.LimitReader(r, n), 64<<10)
 	var fs [6][]byte
 	for {
 		line, err := br.ReadSlice('\n')
@@ -164,8 +214,6 @@ func (vc *verdictCache) load() {
 			}
 		}
 	}
-	vc.sort()
-	vc.head, vc.sigsLen = head, sigsLen
 }
 
 // fields splits line at spaces into out, as strings.Fields would, and
@@ -219,6 +267,7 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 		hashes, err = l.Store.RevList(head, not...)
 		if err != nil && len(not) > 0 {
 			vc.reset() // the recorded head is gone: record from scratch
+			os.Remove(vc.tablePath())
 			hashes, err = l.Store.RevList(head)
 		}
 		if err != nil {
@@ -260,15 +309,11 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 		}
 		recs[i] = rec
 	}
+	var line []byte
 	record := func(rec sigRecord, id []byte) {
 		vc.add(id, rec)
-		sw.w.WriteString("f ")
-		sw.w.Write(id)
-		if rec.state == 'g' {
-			fmt.Fprintf(sw.w, " g %d %d\n", rec.key, rec.at)
-		} else {
-			sw.w.Write([]byte{' ', rec.state, '\n'})
-		}
+		line = appendSigLine(line[:0], id, rec)
+		sw.w.Write(line)
 	}
 	fact := func(rec sigRecord, p []byte) {
 		if isFactPath(unsafe.String(unsafe.SliceData(p), len(p))) {
@@ -528,7 +573,9 @@ func (l *Ledger) Verifier() (*Verifier, error) {
 		}
 		vc.load()
 		if vc.head != head.String() {
-			err = l.updateVerdicts(vc, head)
+			if err = l.updateVerdicts(vc, head); err == nil {
+				vc.keepTable()
+			}
 		}
 		refs.UnlockQueue(q)
 		if err != nil {

@@ -305,6 +305,7 @@ func (st *Store) ReadBlob(h Hash) ([]byte, error) {
 
 // readObject returns the content of an object of type t.
 func (st *Store) readObject(t plumbing.ObjectType, kind string, h Hash) ([]byte, error) {
+	ObjectsRead.Add(1)
 	obj, err := st.object(t, h)
 	if err != nil {
 		var tl *TooLargeError

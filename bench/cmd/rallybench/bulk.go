@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"path"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
@@ -62,6 +64,38 @@ func runBulk(args []string) error {
 		paths[i] = fmt.Sprintf("facts/%s/%04d/%s.json", e.path, k/256, f.ID)
 	}
 	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", len(ents)+1, len(ledger.FormatContent), ledger.FormatContent)
+	// Each full segment's segment blob, as the append that fills it
+	// writes it (ledger.SegmentBlob).
+	type segment struct {
+		names    []string
+		contents [][]byte
+	}
+	segs := map[string]*segment{}
+	var segOrder []string
+	for i, e := range ents {
+		dir, name := path.Split(paths[i])
+		sg := segs[dir]
+		if sg == nil {
+			sg = &segment{}
+			segs[dir] = sg
+			segOrder = append(segOrder, dir)
+		}
+		sg.names = append(sg.names, name)
+		sg.contents = append(sg.contents, []byte(e.raw))
+	}
+	var segPaths []string
+	var segMarks []int
+	for _, dir := range segOrder {
+		sg := segs[dir]
+		data, ok := ledger.SegmentBlob(sg.names, sg.contents)
+		if !ok {
+			continue
+		}
+		mark := len(ents) + 2 + len(segPaths)
+		fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", mark, len(data), data)
+		segPaths = append(segPaths, strings.TrimSuffix(dir, "/")+".jsonl")
+		segMarks = append(segMarks, mark)
+	}
 	msg := fmt.Sprintf("%d facts\n", len(ents))
 	fmt.Fprintf(w, "commit %s\ncommitter bench <bench@example.com> %d +0000\ndata %d\n%s", "refs/rally/ledger", end.Unix(), len(msg), msg)
 	fmt.Fprintf(w, "M 100644 :%d %s\n", len(ents)+1, ledger.FormatFile)
@@ -72,6 +106,9 @@ func runBulk(args []string) error {
 	sort.Slice(idx, func(a, b int) bool { return paths[idx[a]] < paths[idx[b]] })
 	for _, i := range idx {
 		fmt.Fprintf(w, "M 100644 :%d %s\n", i+1, paths[i])
+	}
+	for k, p := range segPaths {
+		fmt.Fprintf(w, "M 100644 :%d %s\n", segMarks[k], p)
 	}
 	fmt.Fprintln(w)
 	return nil
