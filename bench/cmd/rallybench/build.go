@@ -129,15 +129,18 @@ func headSegmentFill(l *ledger.Ledger, now time.Time) (int, error) {
 			return 0, nil
 		}
 	}
-	es, err := l.Store.ReadTree(tree) // the day: segments 0000, 0001, ...
-	if err != nil || len(es) == 0 {
+	es, err := l.Store.ReadTree(tree) // the day: segments 0000, 0001, ... and the full ones' segment blobs
+	if err != nil {
 		return 0, err
 	}
-	newest := es[0]
-	for _, e := range es {
-		if e.Name > newest.Name {
-			newest = e
+	var newest *refs.Entry
+	for i, e := range es {
+		if e.Dir && (newest == nil || e.Name > newest.Name) {
+			newest = &es[i]
 		}
+	}
+	if newest == nil {
+		return 0, nil
 	}
 	seg, err := l.Store.ReadTree(newest.Hash)
 	return len(seg), err
