@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"math/rand"
 	"path/filepath"
 	"runtime"
@@ -107,5 +108,64 @@ func TestBigCatchUpStreams(t *testing.T) {
 	want.Head, want.Tree = st.Head, st.Tree
 	if g, w := stateKey(t, st), stateKey(t, want); g != w {
 		t.Fatalf("projection differs:\n got %s\nwant %s", g, w)
+	}
+}
+
+// A cold read's second pass decodes every line again, in (clock, id)
+// order, into the projection, which keeps few of them: the open claims,
+// their authors' last activity. A fresh Fact and line a fact was 638 MB
+// of the 1.4 GB a cold read of a million facts allocated (issue 31). The
+// lines are decoded into Facts reused from batch to batch, and copied
+// where the projection keeps them: counted here as allocations and bytes
+// a fact of projecting a line store (the slope between two sizes, so
+// the projection itself does not count), for a ledger written as
+// `rallybench bulk` writes it (claim, release, note), and one of notes
+// and presences, kept by nothing.
+func TestColdProjectionAllocatesLittlePerFact(t *testing.T) {
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	store := func(n int, notes bool) *lineStore {
+		ls := &lineStore{}
+		for i := 0; i < n; i++ {
+			f := &facts.Fact{V: 1, Tool: fmt.Sprintf("bench:w%d", i/3%20), Session: "s1", Clock: int64(i + 1),
+				At: facts.FormatTime(at.Add(time.Duration(i) * time.Second))}
+			switch {
+			case notes && i%2 == 0:
+				f.Kind, f.Subject = facts.KindPresence, "here"
+			case notes || i%3 == 2:
+				f.Kind, f.Subject = facts.KindNote, fmt.Sprintf("working on step %d of task %d", i%7, i/300)
+			case i%3 == 0:
+				f.Kind, f.Scopes, f.Access = facts.KindClaim, []string{fmt.Sprintf("file:src/p%d/f%d.go", i%97, i)}, facts.Exclusive
+			default:
+				f.Kind, f.Scopes = facts.KindRelease, []string{fmt.Sprintf("file:src/p%d/f%d.go", (i-1)%97, i-1)}
+			}
+			f.Seal()
+			ls.add(f, uint32(i))
+		}
+		return ls
+	}
+	measure := func(n int, notes bool) (mallocs, bytes uint64, st *facts.State) {
+		ls := store(n, notes)
+		var a, b runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&a)
+		st, err := ls.project(at.Add(time.Hour), func([]byte, *facts.Fact) {})
+		runtime.ReadMemStats(&b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b.Mallocs - a.Mallocs, b.TotalAlloc - a.TotalAlloc, st
+	}
+	for _, c := range []struct {
+		name          string
+		notes         bool
+		allocs, bytes float64
+	}{{"bulk", false, 3.5, 450}, {"notes", true, 1.5, 120}} {
+		m1, b1, _ := measure(4000, c.notes)
+		m2, b2, st := measure(12000, c.notes)
+		allocs, bytes := float64(m2-m1)/8000, float64(b2-b1)/8000
+		t.Logf("%s: %.2f allocations and %.0f bytes a fact (%d open claims, %d peers)", c.name, allocs, bytes, st.Claims.Len(), len(st.Peers))
+		if allocs > c.allocs || bytes > c.bytes {
+			t.Errorf("%s: projecting a line store allocates %.2f times and %.0f bytes a fact, want at most %.1f and %.0f", c.name, allocs, bytes, c.allocs, c.bytes)
+		}
 	}
 }
