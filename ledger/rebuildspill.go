@@ -54,21 +54,24 @@ func (ls *lineStore) spillTo(dir string) {
 }
 
 // spillChunk writes chunk i, full, to the spill file when the arena is
-// past spillAfter.
-func (ls *lineStore) spillChunk(i int) {
+// past spillAfter, and returns its buffer emptied, for the next chunk: a
+// line store's first pass holds no slice of its chunks (the projection
+// reads them back), so a million facts' arena is not 195 MB allocated
+// (nil: not written).
+func (ls *lineStore) spillChunk(i int) []byte {
 	sp := ls.spill
 	if sp == nil || sp.bad || (i+1)*arenaChunk <= spillAfter {
-		return
+		return nil
 	}
 	if sp.f == nil {
 		if err := os.MkdirAll(ls.spillDir, 0o777); err != nil {
 			sp.bad = true
-			return
+			return nil
 		}
 		f, err := os.CreateTemp(ls.spillDir, "rebuild-*.tmp")
 		if err != nil {
 			sp.bad = true
-			return
+			return nil
 		}
 		os.Remove(f.Name()) // it lives while it is open
 		sp.f = f
@@ -76,7 +79,7 @@ func (ls *lineStore) spillChunk(i int) {
 	c := ls.chunks[i]
 	if _, err := sp.f.WriteAt(c, sp.n); err != nil {
 		sp.bad = true
-		return
+		return nil
 	}
 	for len(sp.at) <= i {
 		sp.at, sp.len = append(sp.at, -1), append(sp.len, 0)
@@ -85,6 +88,7 @@ func (ls *lineStore) spillChunk(i int) {
 	sp.n += int64(len(c))
 	ls.chunks[i] = nil
 	chunksSpilled.Add(1)
+	return c[:0]
 }
 
 // spilled returns chunk i read back from the spill file. Readers hold
