@@ -154,7 +154,10 @@ func (db *objectDB) packed(h plumbing.Hash) (plumbing.EncodedObject, error) {
 		if err := p.checkPacked(h, off); err != nil {
 			return nil, err
 		}
-		obj, err := p.pf.GetByOffset(off)
+		// By id, not by offset: GetByOffset asks the index the id at
+		// the offset, which the index answers only by a scan or by
+		// reading itself whole.
+		obj, err := p.pf.Get(h)
 		if err != nil {
 			return nil, err
 		}
@@ -194,13 +197,14 @@ func (db *objectDB) packList() []*packHandle {
 	return db.packs
 }
 
-// packIndex is go-git's index of a pack whose FindHash (the id of the
-// object at an offset: go-git asks it of every delta's base it reads from
-// the pack) looks in a table of the offsets in order, 8 bytes an object,
-// made on first use. go-git's own makes a map of every offset, 80 bytes
-// an object: reading one object of a million-object pack cost 80 MB of
-// heap (doctor at 1M facts: 292 MB).
-type packIndex struct {
+// fullIndex is go-git's index of a pack, read whole, whose FindHash (the
+// id of the object at an offset: go-git asks it of every delta's base it
+// reads from the pack) looks in a table of the offsets in order, 8 bytes
+// an object, made on first use. go-git's own makes a map of every offset,
+// 80 bytes an object: reading one object of a million-object pack cost 80
+// MB of heap (doctor at 1M facts: 292 MB). A packIndex reads it whole only
+// once it has answered many lookups (see packIndex).
+type fullIndex struct {
 	*idxfile.MemoryIndex
 	once sync.Once
 	// byOff holds offset<<posBits | position for every object, by
@@ -213,7 +217,7 @@ type packIndex struct {
 // offsetTables counts the offset tables made (tests).
 var offsetTables atomic.Int64
 
-func (x *packIndex) FindHash(o int64) (plumbing.Hash, error) {
+func (x *fullIndex) FindHash(o int64) (plumbing.Hash, error) {
 	x.once.Do(x.buildOffsets)
 	if x.err != nil {
 		return plumbing.ZeroHash, x.err
@@ -239,7 +243,7 @@ func (x *packIndex) FindHash(o int64) (plumbing.Hash, error) {
 	return h, nil
 }
 
-func (x *packIndex) buildOffsets() {
+func (x *fullIndex) buildOffsets() {
 	offsetTables.Add(1)
 	idx := x.MemoryIndex
 	n, err := idx.Count()
@@ -311,22 +315,18 @@ func radixSort(keys []uint64, lo, hi uint) {
 	}
 }
 
-// index reads the pack's index on first use; nil when it cannot be read.
+// index opens the pack's index on first use (its header and fan-out
+// only); nil when it cannot be read.
 func (p *packHandle) index(dir string) *packIndex {
 	if p.idx != nil || p.bad {
 		return p.idx
 	}
-	b, err := os.ReadFile(filepath.Join(dir, "pack", p.name))
+	idx, err := openPackIndex(filepath.Join(dir, "pack", p.name))
 	if err != nil {
 		p.bad = true
 		return nil
 	}
-	idx, err := parseIdx(b)
-	if err != nil {
-		p.bad = true
-		return nil
-	}
-	p.idx = &packIndex{MemoryIndex: idx}
+	p.idx = idx
 	return p.idx
 }
 
@@ -418,6 +418,9 @@ func (db *objectDB) close() error {
 }
 
 func (p *packHandle) close() error {
+	if p.idx != nil {
+		p.idx.close()
+	}
 	if p.f == nil {
 		return nil
 	}
