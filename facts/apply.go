@@ -297,6 +297,22 @@ func (s *State) ApplyBuiltShared(f *Fact, own func() *Fact) {
 // other than those own and keyAt copy: it errs towards keeping. It
 // follows apply: every case that stores f, or a string of f, is here.
 func (s *State) keeps(f *Fact) bool {
+	if Kept(f) {
+		return true
+	}
+	switch f.Kind {
+	case KindReceipt, KindResolve, KindArtifact:
+		return f.Ref != "" && (s.Handoffs()[f.Ref] != nil || s.Plans[f.Ref] != nil)
+	case KindDelivery:
+		return f.Ref != "" && s.Handoffs()[f.Ref] != nil
+	}
+	return false
+}
+
+// Kept reports whether a projection may keep f whatever it holds: a
+// claim, a handoff, a plan, the lead, a blocker, a risk, a session, an
+// artifact for a peer (a caller decoding in bulk copies these at once).
+func Kept(f *Fact) bool {
 	switch f.Kind {
 	case KindClaim, KindHandoff, KindLead, KindBlocker, KindRisk:
 		return true
@@ -304,11 +320,8 @@ func (s *State) keeps(f *Fact) bool {
 		return f.Subject != ""
 	case KindSession:
 		return f.Name != ""
-	case KindReceipt, KindResolve, KindArtifact:
-		return f.Kind == KindArtifact && f.Target != "" ||
-			f.Ref != "" && (s.Handoffs()[f.Ref] != nil || s.Plans[f.Ref] != nil)
-	case KindDelivery:
-		return f.Ref != "" && s.Handoffs()[f.Ref] != nil
+	case KindArtifact:
+		return f.Target != ""
 	}
 	return false
 }

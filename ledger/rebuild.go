@@ -114,15 +114,21 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 	// keeps them (State.ApplyBuiltShared). A fresh Fact and line a fact
 	// was 638 MB allocated of a cold read of 1M facts.
 	const batch = 512
+	// A batch's facts: decoded over their lines (fs), or their own copy
+	// (owned: one a projection keeps whatever it holds, facts.Kept, or a
+	// line decodeShared did not take).
+	type facts512 struct {
+		fs    [batch]facts.Fact
+		owned [batch]*facts.Fact
+	}
 	type decoded struct {
-		fs     *[batch]facts.Fact
-		parsed map[int]*facts.Fact // lines decodeShared did not take: Parse's
-		bad    bool
+		fs  *facts512
+		bad bool
 	}
 	nb := (len(ls.keys) + batch - 1) / batch
 	procs := max(1, runtime.GOMAXPROCS(0))
 	order := make(chan chan decoded, 2*procs)
-	free := make(chan *[batch]facts.Fact, 2*procs+procs+2)
+	free := make(chan *facts512, 2*procs+procs+2)
 	stop := make(chan struct{})
 	defer close(stop)
 	go func() {
@@ -143,23 +149,20 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 				select {
 				case d.fs = <-free:
 				default:
-					d.fs = new([batch]facts.Fact)
+					d.fs = new(facts512)
 				}
 				var ms facts.FastMembers
 				for i, k := range ks {
 					line := ls.line(k)
-					if decodeShared(&d.fs[i], &ms, line) {
+					if decodeShared(&d.fs.fs[i], &ms, line) && !facts.Kept(&d.fs.fs[i]) {
 						continue
 					}
-					f, err := facts.Parse(line)
+					f, err := parseOwned(line)
 					if err != nil {
 						d.bad = true
 						break
 					}
-					if d.parsed == nil {
-						d.parsed = map[int]*facts.Fact{}
-					}
-					d.parsed[i] = f
+					d.fs.owned[i] = f
 				}
 				out <- d
 			}()
@@ -184,10 +187,11 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 		for i := range min(batch, len(ls.keys)-b*batch) {
 			k := ls.keys[b*batch+i]
 			line = ls.line(k)
-			f, shared := d.parsed[i], false
+			f, shared := d.fs.owned[i], false
 			if f == nil {
-				f, shared = &d.fs[i], true
+				f, shared = &d.fs.fs[i], true
 			}
+			d.fs.owned[i] = nil
 			if ls.pos != nil {
 				ls.checkpointAt(&cps, s, k, heldAt(f, hz))
 			}
