@@ -120,6 +120,7 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 	type facts512 struct {
 		fs    [batch]facts.Fact
 		owned [batch]*facts.Fact
+		lines [batch][]byte // read once: a spilled chunk is not read again for them
 	}
 	type decoded struct {
 		fs  *facts512
@@ -154,6 +155,7 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 				var ms facts.FastMembers
 				for i, k := range ks {
 					line := ls.line(k)
+					d.fs.lines[i] = line
 					if decodeShared(&d.fs.fs[i], &ms, line) && !facts.Kept(&d.fs.fs[i]) {
 						continue
 					}
@@ -186,12 +188,12 @@ func (ls *lineStore) projectFrom(cp *checkpoint, hz time.Time, emit func(line []
 		}
 		for i := range min(batch, len(ls.keys)-b*batch) {
 			k := ls.keys[b*batch+i]
-			line = ls.line(k)
+			line = d.fs.lines[i]
 			f, shared := d.fs.owned[i], false
 			if f == nil {
 				f, shared = &d.fs.fs[i], true
 			}
-			d.fs.owned[i] = nil
+			d.fs.owned[i], d.fs.lines[i] = nil, nil
 			if ls.pos != nil {
 				ls.checkpointAt(&cps, s, k, heldAt(f, hz))
 			}

@@ -19,8 +19,9 @@ import (
 // memory, as before.
 var spillAfter = 8 << 20
 
-// chunksSpilled counts the chunks rebuilds wrote to disk (tests).
-var chunksSpilled atomic.Int64
+// chunksSpilled counts the chunks rebuilds wrote to disk, chunksRead
+// those read back (tests).
+var chunksSpilled, chunksRead atomic.Int64
 
 // spillKeep is how many chunks read back are kept.
 const spillKeep = 8
@@ -31,7 +32,7 @@ type spill struct {
 	len []int
 	n   int64 // bytes written
 	mu  sync.Mutex
-	// kept are the chunks read back, newest last.
+	// kept are the chunks read back, the latest used last.
 	kept []keptChunk
 	bad  bool // not written: chunks stay in memory
 	// failed is set when a chunk could not be read back: the
@@ -98,10 +99,15 @@ func (ls *lineStore) spilled(i uint32) []byte {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	for j := len(sp.kept) - 1; j >= 0; j-- {
-		if sp.kept[j].i == i {
-			return sp.kept[j].data
+		if c := sp.kept[j]; c.i == i {
+			// The newest used is the last dropped: the decoding
+			// goroutines read a few batches' lines at once.
+			copy(sp.kept[j:], sp.kept[j+1:])
+			sp.kept[len(sp.kept)-1] = c
+			return c.data
 		}
 	}
+	chunksRead.Add(1)
 	data := make([]byte, sp.len[i])
 	if _, err := sp.f.ReadAt(data, sp.at[i]); err != nil {
 		sp.failed = true // the file was ours and unlinked: an I/O error
