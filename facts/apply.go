@@ -41,7 +41,7 @@ func (s *State) touch(f *Fact, key Key, at string) {
 	p := s.Peers[k]
 	if p == nil {
 		p = &Peer{Tool: s.own(f.Tool), Session: s.own(f.Session)}
-		s.Peers[k] = p
+		s.Peers[s.own(k)] = p // k is f.Tool itself when there is no session
 	}
 	if p.Last.Less(key) {
 		p.Last = key

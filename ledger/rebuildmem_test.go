@@ -202,3 +202,117 @@ func TestSpilledChunksReadBackOnce(t *testing.T) {
 		t.Fatalf("%d chunks read back for %d spilled, want each read about once", got, chunks)
 	}
 }
+
+// What the projection keeps of a shared fact (ApplyBuiltShared) is its
+// own: each line is decoded into one Fact over a buffer that is written
+// over after the fact is applied, and the projection is still exactly
+// BuildAt's (a string or a fact kept from the buffer would show the
+// scribble), for every kind the state keeps something of.
+func TestSharedFactsKeptAsCopies(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	at := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+	tools := []string{"a", "b", "c"}
+	sessions := []string{"", "s1", "s2"}
+	var all []*facts.Fact
+	pick := func(kind string) string {
+		for k := 0; k < 8 && len(all) > 0; k++ {
+			if f := all[rng.Intn(len(all))]; kind == "" || f.Kind == kind {
+				return f.ID
+			}
+		}
+		return ""
+	}
+	for i := 0; i < 3000; i++ {
+		tool, sess := tools[rng.Intn(len(tools))], sessions[rng.Intn(len(sessions))]
+		f := &facts.Fact{V: 1, Tool: tool, Session: sess, Clock: int64(i + 1), At: facts.FormatTime(at.Add(time.Duration(i) * time.Second))}
+		switch rng.Intn(17) {
+		case 0:
+			f.Kind, f.Scopes, f.Access, f.Ref = facts.KindClaim, []string{fmt.Sprintf("file:f%d", rng.Intn(9))}, facts.Exclusive, pick(facts.KindClaim)
+		case 1:
+			f.Kind, f.Ref = facts.KindRelease, pick(facts.KindClaim)
+		case 2:
+			f.Kind, f.Target, f.Subject = facts.KindHandoff, []string{"a", "b", "c", facts.AllTarget}[rng.Intn(4)], "h"
+		case 3:
+			f.Kind, f.Ref, f.Status = facts.KindReceipt, pick(facts.KindHandoff), []string{"", facts.Rejected}[rng.Intn(2)]
+			if f.Status != "" {
+				f.Reason = "no"
+			}
+		case 4:
+			f.Kind, f.Ref = facts.KindResolve, pick("")
+		case 5:
+			f.Kind, f.Ref, f.Target, f.URI = facts.KindArtifact, pick(facts.KindHandoff), []string{"", "b"}[rng.Intn(2)], "u"
+		case 6:
+			f.Kind, f.Ref = facts.KindRetract, pick("")
+		case 7:
+			f.Kind = facts.KindLeave
+		case 8:
+			f.Kind, f.Subject = facts.KindRisk, []string{"r", "no-response:x", "claim-contested"}[rng.Intn(3)]
+			f.Ref = pick("")
+		case 9:
+			f.Kind, f.Subject = facts.KindBlocker, "b"
+		case 10:
+			f.Kind, f.Status = facts.KindStatus, fmt.Sprintf("doing %d", i)
+		case 11:
+			f.Kind, f.Subject = facts.KindPresence, fmt.Sprintf("here %d", i)
+		case 12:
+			f.Kind, f.Name, f.Status = facts.KindSession, []string{"", "w1", "w2"}[rng.Intn(3)], []string{"", "stopped"}[rng.Intn(2)]
+		case 13:
+			f.Kind, f.Ref, f.Status = facts.KindDelivery, pick(facts.KindHandoff), "sent"
+		case 14:
+			f.Kind, f.Subject, f.Body = facts.KindPlan, []string{"", fmt.Sprintf("p%d", i)}[rng.Intn(2)], "plan"
+		case 15:
+			f.Kind, f.Target = facts.KindLead, tools[rng.Intn(len(tools))]
+		default:
+			f.Kind, f.Subject = fmt.Sprintf("x-kind-%d", rng.Intn(3)), "n" // a kind this version does not know
+		}
+		if rng.Intn(50) == 0 {
+			f.At = facts.FormatTime(at.Add(time.Duration(3000+rng.Intn(3000)) * time.Hour)) // held back
+		}
+		f.Seal()
+		all = append(all, f)
+	}
+	hz := at.Add(4000 * time.Second)
+	want := facts.BuildAt(append([]*facts.Fact(nil), all...), hz)
+
+	ls := &lineStore{}
+	for i, f := range all {
+		ls.add(f, uint32(i))
+	}
+	buf := make([]byte, 64<<10)
+	var shared facts.Fact
+	var ms facts.FastMembers
+	got, err := ls.project(hz, func([]byte, *facts.Fact) {})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, w := stateKey(t, got), stateKey(t, want); g != w {
+		t.Fatalf("projected line store differs:\n got %s\nwant %s", g, w)
+	}
+	// BuildAt's retractions, then each fact shared.
+	s := facts.NewState()
+	s.SetHorizon(hz)
+	for k, v := range want.Retraction {
+		s.Retraction[k] = v
+	}
+	for _, f := range sortedCopy(all) {
+		n := copy(buf, f.Raw)
+		line := buf[:n]
+		if !decodeShared(&shared, &ms, line) {
+			t.Fatalf("not decoded: %s", line)
+		}
+		s.ApplyBuiltShared(&shared, func() *facts.Fact {
+			g, err := parseOwned(line)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return g
+		})
+		for i := range line {
+			line[i] = 'X'
+		}
+	}
+	s.Forget()
+	if g, w := stateKey(t, s), stateKey(t, want); g != w {
+		t.Fatalf("shared projection differs:\n got %s\nwant %s", g, w)
+	}
+}
