@@ -130,6 +130,9 @@ type State struct {
 	Held      int   `json:"held,omitempty"`
 	HeldFirst int64 `json:"held_first,omitempty"`
 	horizon   time.Time
+	// shared is set while ApplyBuiltShared applies a fact the caller
+	// reuses: a string of it the projection keeps is copied.
+	shared bool
 
 	Peers map[string]*Peer `json:"peers"`
 	// Claims are the open claims (claimset.go).
@@ -306,12 +309,12 @@ func (s *State) held(f *Fact) bool {
 	}
 	s.Held++
 	s.Facts++
-	s.ByKind[f.Kind]++
+	s.ByKind[s.kindKey(f.Kind)]++
 	if f.Clock > s.MaxClock {
 		s.MaxClock = f.Clock
 	}
 	if s.Last.Less(f.Key()) {
-		s.Last = f.Key()
+		s.Last, _ = s.keyAt(f)
 	}
 	return true
 }
@@ -328,20 +331,21 @@ func (s *State) SetHorizon(h time.Time) { s.horizon = h }
 
 func (s *State) count(f *Fact) {
 	s.Facts++
-	s.ByKind[f.Kind]++
+	s.ByKind[s.kindKey(f.Kind)]++
 	if f.Kind == KindRetract {
 		s.Retracted++
 	}
 	if f.Clock > s.MaxClock {
 		s.MaxClock = f.Clock
 	}
-	if s.Last.Less(f.Key()) {
-		s.Last = f.Key()
+	key, at := s.keyAt(f)
+	if s.Last.Less(key) {
+		s.Last = key
 	}
-	if f.At > s.Newest && f.Time().After(time.Time{}) {
-		s.Newest = f.At
+	if at > s.Newest && f.Time().After(time.Time{}) {
+		s.Newest = at
 	}
-	s.touch(f)
+	s.touch(f, key, at)
 }
 
 // PeerForget is how long after the ledger's newest fact a silent owner

@@ -226,6 +226,24 @@ func (sc *blobScanner) each(dir, name string, data []byte, own, alias bool, emit
 	return warns
 }
 
+// decodeShared decodes a stored line (newline included) of this version's
+// encoding into f, its strings slices of line and its Raw line; it
+// reports false for any other line. f and ms are the caller's to reuse;
+// line must not be written again while f is used.
+func decodeShared(f *facts.Fact, ms *facts.FastMembers, line []byte) bool {
+	*f, *ms = facts.Fact{}, facts.FastMembers{}
+	n := len(line)
+	if n <= 2 || line[n-1] != '\n' {
+		return false
+	}
+	body := line[:n-1]
+	if facts.FastDecodeInto(f, body, unsafe.String(unsafe.SliceData(body), len(body)), ms) && f.ID != "" && f.Kind != "" {
+		f.Raw = line[:n:n]
+		return true
+	}
+	return false
+}
+
 // parseOwned is facts.Parse for a stored line (newline included) of a
 // rebuild's second pass: a canonical line is copied once, and that copy
 // is both the fact's Raw and the bytes its strings are slices of

@@ -105,10 +105,14 @@ func (ls *lineStore) addLine(f scanned, seq uint32) {
 	raw := f.raw
 	last := len(ls.chunks) - 1
 	if last < 0 || len(ls.chunks[last])+len(raw) > cap(ls.chunks[last]) {
+		var next []byte
 		if last >= 0 {
-			ls.spillChunk(last)
+			next = ls.spillChunk(last)
 		}
-		ls.chunks = append(ls.chunks, make([]byte, 0, max(arenaChunk, len(raw))))
+		if cap(next) < len(raw) {
+			next = make([]byte, 0, max(arenaChunk, len(raw)))
+		}
+		ls.chunks = append(ls.chunks, next)
 		last++
 	}
 	c := ls.chunks[last]

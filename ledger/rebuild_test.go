@@ -402,10 +402,11 @@ func TestSpilledRebuildEqualsOld(t *testing.T) {
 		t.Skip("runs the rebuild tests again")
 	}
 	arenaChunk, spillAfter = 4096, 0
-	before := chunksSpilled.Load()
+	before, read := chunksSpilled.Load(), chunksRead.Load()
 	TestStreamedRebuildEqualsOld(t)
 	TestMergeDecodesTailNotHistory(t)
 	if chunksSpilled.Load() == before {
 		t.Fatal("no chunk was written to disk")
 	}
+	t.Logf("%d chunks spilled, %d read back", chunksSpilled.Load()-before, chunksRead.Load()-read)
 }

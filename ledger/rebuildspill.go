@@ -19,8 +19,9 @@ import (
 // memory, as before.
 var spillAfter = 8 << 20
 
-// chunksSpilled counts the chunks rebuilds wrote to disk (tests).
-var chunksSpilled atomic.Int64
+// chunksSpilled counts the chunks rebuilds wrote to disk, chunksRead
+// those read back (tests).
+var chunksSpilled, chunksRead atomic.Int64
 
 // spillKeep is how many chunks read back are kept.
 const spillKeep = 8
@@ -31,7 +32,7 @@ type spill struct {
 	len []int
 	n   int64 // bytes written
 	mu  sync.Mutex
-	// kept are the chunks read back, newest last.
+	// kept are the chunks read back, the latest used last.
 	kept []keptChunk
 	bad  bool // not written: chunks stay in memory
 	// failed is set when a chunk could not be read back: the
@@ -54,21 +55,24 @@ func (ls *lineStore) spillTo(dir string) {
 }
 
 // spillChunk writes chunk i, full, to the spill file when the arena is
-// past spillAfter.
-func (ls *lineStore) spillChunk(i int) {
+// past spillAfter, and returns its buffer emptied, for the next chunk: a
+// line store's first pass holds no slice of its chunks (the projection
+// reads them back), so a million facts' arena is not 195 MB allocated
+// (nil: not written).
+func (ls *lineStore) spillChunk(i int) []byte {
 	sp := ls.spill
 	if sp == nil || sp.bad || (i+1)*arenaChunk <= spillAfter {
-		return
+		return nil
 	}
 	if sp.f == nil {
 		if err := os.MkdirAll(ls.spillDir, 0o777); err != nil {
 			sp.bad = true
-			return
+			return nil
 		}
 		f, err := os.CreateTemp(ls.spillDir, "rebuild-*.tmp")
 		if err != nil {
 			sp.bad = true
-			return
+			return nil
 		}
 		os.Remove(f.Name()) // it lives while it is open
 		sp.f = f
@@ -76,7 +80,7 @@ func (ls *lineStore) spillChunk(i int) {
 	c := ls.chunks[i]
 	if _, err := sp.f.WriteAt(c, sp.n); err != nil {
 		sp.bad = true
-		return
+		return nil
 	}
 	for len(sp.at) <= i {
 		sp.at, sp.len = append(sp.at, -1), append(sp.len, 0)
@@ -85,6 +89,7 @@ func (ls *lineStore) spillChunk(i int) {
 	sp.n += int64(len(c))
 	ls.chunks[i] = nil
 	chunksSpilled.Add(1)
+	return c[:0]
 }
 
 // spilled returns chunk i read back from the spill file. Readers hold
@@ -94,10 +99,15 @@ func (ls *lineStore) spilled(i uint32) []byte {
 	sp.mu.Lock()
 	defer sp.mu.Unlock()
 	for j := len(sp.kept) - 1; j >= 0; j-- {
-		if sp.kept[j].i == i {
-			return sp.kept[j].data
+		if c := sp.kept[j]; c.i == i {
+			// The newest used is the last dropped: the decoding
+			// goroutines read a few batches' lines at once.
+			copy(sp.kept[j:], sp.kept[j+1:])
+			sp.kept[len(sp.kept)-1] = c
+			return c.data
 		}
 	}
+	chunksRead.Add(1)
 	data := make([]byte, sp.len[i])
 	if _, err := sp.f.ReadAt(data, sp.at[i]); err != nil {
 		sp.failed = true // the file was ours and unlinked: an I/O error
