@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"runtime"
 	"strconv"
@@ -136,25 +135,13 @@ func PackWindows() []string {
 }
 
 func (bs *BlobStream) start() (*blobProc, error) {
-	countGit()
-	cmd := exec.Command("git", append(PackWindows(), "cat-file", "--batch", "--buffer")...)
-	cmd.Dir = bs.st.CommonDir
-	cmd.Env = append(os.Environ(), "GIT_DIR="+bs.st.CommonDir)
-	p := &blobProc{cmd: cmd, q: make(chan blobReq, 1<<14), done: make(chan struct{})}
+	p := &blobProc{q: make(chan blobReq, 1<<14), done: make(chan struct{})}
 	p.line[40] = '\n'
-	cmd.Stderr = &p.errb
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startCatFile(bs.st.CommonDir, &p.errb, "--batch", "--buffer")
 	if err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
+		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
-	}
-	p.in, p.bw = in, bufio.NewWriterSize(in, 16<<10)
+	p.cmd, p.in, p.bw = cmd, in, bufio.NewWriterSize(in, 16<<10)
 	go p.read(out, bs.fn)
 	return p, nil
 }

@@ -106,6 +106,30 @@ func startGit(dir string, args ...string) error {
 	return cmd.Process.Release()
 }
 
+// startCatFile starts `git cat-file` with args (--batch and its options)
+// in the common dir, reading in pack windows, with pipes to its stdin and
+// from its stdout and its stderr into errb: the long-lived readers of many
+// objects (ObjectReader, BlobStream) ask it one object id a line.
+func startCatFile(commonDir string, errb *bytes.Buffer, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+	countGit()
+	cmd := exec.Command("git", append(append(PackWindows(), "cat-file"), args...)...)
+	cmd.Dir = commonDir
+	cmd.Env = append(os.Environ(), "GIT_DIR="+commonDir)
+	cmd.Stderr = errb
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("running git: %w", err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("running git: %w", err)
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, nil, nil, fmt.Errorf("running git: %w", err)
+	}
+	return cmd, in, out, nil
+}
+
 // GitStream runs git with stdin and hands its stdout to read as it comes,
 // so a large answer (cat-file --batch of a whole ledger) is consumed
 // while git still produces it, and never held whole.

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"strconv"
 )
@@ -27,25 +26,13 @@ type ObjectReader struct {
 
 // NewObjectReader starts the cat-file.
 func (st *Store) NewObjectReader() (*ObjectReader, error) {
-	countGit()
-	cmd := exec.Command("git", append(PackWindows(), "cat-file", "--batch")...)
-	cmd.Dir = st.CommonDir
-	cmd.Env = append(os.Environ(), "GIT_DIR="+st.CommonDir)
-	r := &ObjectReader{cmd: cmd}
+	r := &ObjectReader{}
 	r.line[40] = '\n'
-	cmd.Stderr = &r.errb
-	in, err := cmd.StdinPipe()
+	cmd, in, out, err := startCatFile(st.CommonDir, &r.errb, "--batch")
 	if err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
+		return nil, err
 	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("running git: %w", err)
-	}
-	r.in, r.out = in, bufio.NewReaderSize(out, 64<<10)
+	r.cmd, r.in, r.out = cmd, in, bufio.NewReaderSize(out, 64<<10)
 	return r, nil
 }
 
