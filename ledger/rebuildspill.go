@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
 )
@@ -23,8 +24,13 @@ var spillAfter = 8 << 20
 // those read back (tests).
 var chunksSpilled, chunksRead atomic.Int64
 
-// spillKeep is how many chunks read back are kept.
+// spillKeep is how many chunks read back are kept at least; with more
+// decoding goroutines, three for each (a batch of lines spans one or two
+// chunks at scale): fewer, and the decoders evict the chunks each other's
+// batches still need, so chunks are read back again and again.
 const spillKeep = 8
+
+func spillKept() int { return max(spillKeep, 3*runtime.GOMAXPROCS(0)) }
 
 type spill struct {
 	f   *os.File
@@ -113,7 +119,7 @@ func (ls *lineStore) spilled(i uint32) []byte {
 		sp.failed = true // the file was ours and unlinked: an I/O error
 		return data
 	}
-	if len(sp.kept) == spillKeep {
+	if len(sp.kept) >= spillKept() {
 		sp.kept = append(sp.kept[:0], sp.kept[1:]...)
 	}
 	sp.kept = append(sp.kept, keptChunk{i, data})
