@@ -63,7 +63,7 @@ func (l *Ledger) noteMine(m *syncMemo, theirs refs.Hash) {
 	// (the caller is about to merge theirs).
 	prev := l.mergingTracking
 	l.mergingTracking = true
-	st, err := l.Read()
+	st, err := l.readMirror()
 	l.mergingTracking = prev
 	if err != nil {
 		return

@@ -74,7 +74,8 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	if err != nil {
 		ps = append(ps, Problem{Code: "missing-object", Message: err.Error()})
 	}
-	return append(ps, cps...), nil
+	ps = append(ps, cps...)
+	return append(ps, l.doctorCheckpoints()...), nil
 }
 
 // checkClocks walks the first-parent history from the root and checks that

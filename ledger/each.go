@@ -23,7 +23,7 @@ import (
 // handed on from a mirror that does not hold). A cache that cannot be
 // read is the one case that holds every fact (l.All).
 func (l *Ledger) Each(kind, tool string, fn func(f *facts.Fact) error) error {
-	st, err := l.Read()
+	st, err := l.readMirror()
 	if err != nil {
 		return err
 	}

@@ -15,7 +15,7 @@ var ErrNoFact = errors.New("no such fact")
 
 // All returns every fact of the current head in (clock, id) order.
 func (l *Ledger) All() ([]*facts.Fact, error) {
-	st, err := l.Read()
+	st, err := l.readMirror()
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ type NotFoundError struct{ ID string }
 // mirror's raw lines and decodes only the candidates, so resolving an id
 // costs a byte scan, not a decode of the whole ledger.
 func (l *Ledger) findPrefix(prefix string) ([]*facts.Fact, error) {
-	st, err := l.Read()
+	st, err := l.readMirror()
 	if err != nil {
 		return nil, err
 	}

@@ -71,6 +71,14 @@ type Ledger struct {
 	// last is the projection this process read or wrote last: a command
 	// that resolves an id, checks and appends loads the cache once.
 	last *facts.State
+	// seeded is the projection Read last computed from a signed
+	// checkpoint (ckptref.go): never saved in the cache, never used by
+	// what reads the cache's mirror or appends (readMirror, catchUp).
+	seeded *facts.State
+	// signingKey is user.signingKey; ckptSigners rally.checkpointSigner,
+	// the signers whose checkpoints this clone believes.
+	signingKey  string
+	ckptSigners []string
 }
 
 // Open opens the ledger of the repository whose common dir is given.
@@ -101,7 +109,18 @@ func (l *Ledger) Head() (refs.Hash, error) { return l.Store.ReadRef(LedgerRef) }
 
 // Read returns the projection at the current head, bringing the cache up
 // to date with a tree diff when the ledger moved.
-func (l *Ledger) Read() (*facts.State, error) {
+//
+// With no usable cache and a trusted signed checkpoint (ckptref.go), the
+// projection is computed from the checkpoint and the facts since, and
+// not saved: the cache's other parts (the mirror of every fact) are
+// built by the first command that needs them (readMirror).
+func (l *Ledger) Read() (*facts.State, error) { return l.read(true) }
+
+// readMirror is Read for a caller that reads the cache's mirror (or its
+// index) after it: never from a checkpoint, the cache saved.
+func (l *Ledger) readMirror() (*facts.State, error) { return l.read(false) }
+
+func (l *Ledger) read(seed bool) (*facts.State, error) {
 	if !l.NoTracking {
 		l.MergeTracking()
 	}
@@ -112,9 +131,19 @@ func (l *Ledger) Read() (*facts.State, error) {
 	if l.last != nil && l.last.Head == hashString(head) && !l.last.FutureDue(l.horizon()) {
 		return l.last, nil
 	}
-	if st := l.cache.load(); st != nil && st.Head == hashString(head) && !st.FutureDue(l.horizon()) {
+	if seed && l.seeded != nil && l.seeded.Head == hashString(head) && !l.seeded.FutureDue(l.horizon()) {
+		return l.seeded, nil
+	}
+	st := l.cache.load()
+	if st != nil && st.Head == hashString(head) && !st.FutureDue(l.horizon()) {
 		l.last = st
 		return st, nil
+	}
+	if seed && st == nil && len(l.ckptSigners) > 0 {
+		if st, ok := l.seedFromCheckpoint(head); ok {
+			l.seeded = st
+			return st, nil
+		}
 	}
 	unlock := l.cache.lock()
 	defer unlock()

@@ -40,6 +40,8 @@ func (l *Ledger) configureSigning(cfg *refs.Config) {
 	if l.Signing.AllowedSigners == "" {
 		l.Signing.AllowedSigners = cfg.Path("gpg.ssh.allowedSignersFile")
 	}
+	l.signingKey = cfg.Get("user.signingKey")
+	l.ckptSigners = cfg.GetAll("rally.checkpointSigner")
 	if l.Signing.Sign {
 		l.Store.Signer = NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
 	}

@@ -34,7 +34,7 @@ func (l *Ledger) TailOf(n int, kind, tool string) ([]*facts.Fact, error) {
 
 // tail is Tail; kind and tool, when given, are what keep keeps.
 func (l *Ledger) tail(n int, kind, tool string, keep func(*facts.Fact) bool) ([]*facts.Fact, error) {
-	st, err := l.Read()
+	st, err := l.readMirror()
 	if err != nil {
 		return nil, err
 	}
@@ -78,7 +78,7 @@ func (l *Ledger) tail(n int, kind, tool string, keep func(*facts.Fact) bool) ([]
 // --since` costs the facts after the one it names, not the history
 // (every fact was decoded and held: 1 GB at a million facts).
 func (l *Ledger) After(k facts.Key) ([]*facts.Fact, error) {
-	st, err := l.Read()
+	st, err := l.readMirror()
 	if err != nil {
 		return nil, err
 	}

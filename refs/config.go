@@ -251,3 +251,15 @@ func sqDequote(s string) (string, string, bool) {
 	}
 	return out.String(), s, true
 }
+
+// GetAll returns every value of a multi-valued key, in the order git
+// reads them (a bare key is left out).
+func (c *Config) GetAll(key string) []string {
+	var out []string
+	for _, v := range c.vals[normKey(key)] {
+		if v != noValue {
+			out = append(out, v)
+		}
+	}
+	return out
+}

@@ -128,6 +128,8 @@ var examples = sync.OnceValue(func() map[string]string {
 		"completion powershell": `  git rally completion powershell | Out-String | Invoke-Expression`,
 		"deinit": `  git rally deinit
   git rally deinit --delete-ledger`,
+		"checkpoint": `  git rally checkpoint
+  git config --add rally.checkpointSigner lead@example.com   # in the clones that trust it`,
 	}
 })
 

@@ -113,6 +113,7 @@ func commands() []command {
 		{"adopt", false, newCmdAdopt},
 		{"watch", false, newCmdWatch},
 		{"sync", false, newCmdSync},
+		{"checkpoint", false, newCmdCheckpoint},
 		{"worktree", false, newCmdWorktree},
 		{"plan", false, newCmdPlan},
 		{"serve", false, newCmdServe},
