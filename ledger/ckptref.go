@@ -512,3 +512,20 @@ func (l *Ledger) stateAt(tree refs.Hash) (*facts.State, error) {
 	}
 	return facts.BuildAt(dedupe(all), time.Time{}), nil
 }
+
+// farBehind reports whether bringing the cached projection st to head
+// would rebuild it from every fact: more than bigCatchUp new facts (a
+// fresh clone's first read after init --remote fetched a ledger on top
+// of its own empty one), or facts lost.
+func (l *Ledger) farBehind(st *facts.State, head refs.Hash) bool {
+	old, err := refs.ParseHash(st.Tree)
+	if err != nil {
+		return true
+	}
+	c, err := l.Store.ReadCommit(head)
+	if err != nil {
+		return false
+	}
+	_, err = l.diffUpTo(old, c.Tree, bigCatchUp)
+	return err != nil
+}

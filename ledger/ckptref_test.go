@@ -356,3 +356,60 @@ func checkpointProblems(t *testing.T, c *clone) []Problem {
 	}
 	return out
 }
+
+// A cache far behind the head (more new facts than a catch-up applies:
+// a fresh clone's own empty ledger under a fetched one) is a rebuild:
+// the checkpoint is used instead, and the cache left as it was.
+func TestCheckpointSeedsFarBehind(t *testing.T) {
+	r := newCkptRoom(t)
+	r.trust(t, "lead@example.com")
+	head := mustHead(t, r.c)
+	// The cache ten appends before the checkpoint, the head three after.
+	before := strings.TrimSpace(git(t, r.c.dir, "rev-parse", r.checkpointed.String()+"~10"))
+	git(t, r.c.dir, "update-ref", LedgerRef, before)
+	os.RemoveAll(filepath.Join(r.c.common(), "rally", "cache"))
+	if _, err := r.c.ledger(t).readMirror(); err != nil {
+		t.Fatal(err)
+	}
+	three := strings.TrimSpace(git(t, r.c.dir, "rev-parse", head.String()+"~3"))
+	git(t, r.c.dir, "update-ref", LedgerRef, three)
+	want := r.fullAt(t, three)
+	defer func(n int) { bigCatchUp = n }(bigCatchUp)
+	bigCatchUp = 5
+	n := CheckpointSeeds
+	st, err := r.c.ledger(t).Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if CheckpointSeeds != n+1 || !bytes.Equal(encodeCkptState(st), want) {
+		t.Fatalf("far behind: seeded %d, equal %v", CheckpointSeeds-n, bytes.Equal(encodeCkptState(st), want))
+	}
+	bigCatchUp = 100
+	git(t, r.c.dir, "update-ref", LedgerRef, head.String())
+	want = r.fullAt(t, head.String())
+	if st, err := r.c.ledger(t).Read(); err != nil || CheckpointSeeds != n+1 || !bytes.Equal(encodeCkptState(st), want) {
+		t.Fatalf("a catch-up of a few facts: seeded %d, %v", CheckpointSeeds-n, err)
+	}
+}
+
+// fullAt is full at another head, the cache left as it was.
+func (r *ckptRoom) fullAt(t *testing.T, head string) []byte {
+	t.Helper()
+	cache := filepath.Join(r.c.common(), "rally", "cache")
+	keep := cache + ".keep"
+	os.Rename(cache, keep)
+	defer func() { os.RemoveAll(cache); os.Rename(keep, cache) }()
+	cur := strings.TrimSpace(git(t, r.c.dir, "rev-parse", LedgerRef))
+	git(t, r.c.dir, "update-ref", LedgerRef, head)
+	defer git(t, r.c.dir, "update-ref", LedgerRef, cur)
+	return r.full(t)
+}
+
+func mustHead(t *testing.T, c *clone) refs.Hash {
+	t.Helper()
+	h, err := c.ledger(t).Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -139,7 +139,7 @@ func (l *Ledger) read(seed bool) (*facts.State, error) {
 		l.last = st
 		return st, nil
 	}
-	if seed && st == nil && len(l.ckptSigners) > 0 {
+	if seed && len(l.ckptSigners) > 0 && (st == nil || l.farBehind(st, head)) {
 		if st, ok := l.seedFromCheckpoint(head); ok {
 			l.seeded = st
 			return st, nil
