@@ -8,6 +8,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"time"
 
 	"github.com/git-rally/git-rally/facts"
@@ -234,12 +236,22 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			return res, err
 		}
 		res.Head = head
+		also := l.checkpointPushes(o.Remote)
+		if o.Push && !head.IsZero() && head == theirs && len(also) > 0 {
+			// Only the checkpoint moved: its push may fail, the sync not.
+			_ = refs.PushRefspecs(o.Dir, o.Remote, also)
+		}
 		if !o.Push || head.IsZero() || head == theirs {
 			return res, nil
 		}
 		// Push the commit, not the ref name: an append made meanwhile
 		// goes with the next sync, and what we record is what we pushed.
-		pr, err := refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
+		// This clone's checkpoints go in the same push; when the push
+		// fails as a whole, the ledger is pushed again alone.
+		pr, err := refs.PushAlso(o.Dir, o.Remote, head.String(), LedgerRef, also, o.Progress)
+		if len(also) > 0 && (err != nil || pr.Status == refs.RemoteRejected) {
+			pr, err = refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
+		}
 		if (err != nil || pr.Status == refs.RemoteRejected) && !res.Healed && !l.whole(head) {
 			// The cause is here: objects of this clone's history are
 			// gone (a prune beside appends), so the push could not send
@@ -431,4 +443,24 @@ func (m *syncMemo) save(commonDir string) {
 	if os.WriteFile(tmp, append(b, '\n'), 0o666) != nil || os.Rename(tmp, p) != nil {
 		os.Remove(tmp)
 	}
+}
+
+// checkpointPushes lists the refspecs that push this clone's signed
+// checkpoints (refs/rally/checkpoints/*: only their writer writes them
+// there, so forced) that the remote did not hold at the last fetch.
+func (l *Ledger) checkpointPushes(remote string) []string {
+	var out []string
+	mine := l.Store.RefsMatching(CheckpointRefPrefix + "*")
+	names := make([]string, 0, len(mine))
+	for n := range mine {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		theirs, _ := l.Store.ReadRef(TrackingPrefix + remote + "/checkpoints/" + strings.TrimPrefix(n, CheckpointRefPrefix))
+		if theirs != mine[n] {
+			out = append(out, "+"+mine[n].String()+":"+n)
+		}
+	}
+	return out
 }

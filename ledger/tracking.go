@@ -184,7 +184,11 @@ func (l *Ledger) MergeTracking() {
 			l.warn("merging the fetched ledger %s: %v", facts.Sanitize(name, 200), err)
 			continue
 		}
-		if mr.Kind != MergeNone {
+		// With no claim of this clone's and no risk of its own pending,
+		// ContestRisks writes nothing: not asked, the projection is not
+		// computed here (a fresh clone's first read may start from a
+		// signed checkpoint instead).
+		if mr.Kind != MergeNone && (len(sm.Pending) > 0 || len(sm.Mine) > 0) {
 			written, err := l.Append(facts.ContestRisks(sm.Pending, sm.mineTest()))
 			if err != nil {
 				l.warn("recording contested claims after merging %s: %v", facts.Sanitize(name, 200), err)

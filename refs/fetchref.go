@@ -48,6 +48,7 @@ func (st *Store) FetchTracking(dir, remote, src, dst string, progress io.Writer)
 	if _, err := GitProgress(dir, nil, progress, args...); err != nil {
 		return ZeroHash, err
 	}
+	copyCheckpoints(st, private, dst)
 	theirs, err := readRef(st.CommonDir, private+"/"+name)
 	if err != nil {
 		return ZeroHash, err
@@ -112,4 +113,20 @@ func (st *Store) SweepFetches(remote string) []string {
 func (st *Store) TrackingLocks() []string {
 	ms, _ := filepath.Glob(filepath.Join(st.CommonDir, "refs", "rally-remotes", "*", "*.lock"))
 	return ms
+}
+
+// copyCheckpoints keeps the signed checkpoints the fetch brought
+// (<private>/checkpoints/*) beside the tracking ref dst
+// (refs/rally-remotes/<remote>/checkpoints/*), where a reader that trusts
+// their signer finds them. They are only ever believed after their
+// signature is checked, so a failure here costs speed, not truth.
+func copyCheckpoints(st *Store, private, dst string) {
+	base, _ := path2(dst)
+	for name, h := range st.RefsMatching(private + "/checkpoints/*") {
+		to := base + "/checkpoints/" + name[len(private+"/checkpoints/"):]
+		if old, err := readRef(st.CommonDir, to); err == nil && old == h {
+			continue
+		}
+		_ = st.UpdateRef(to, h)
+	}
 }

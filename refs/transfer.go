@@ -76,11 +76,26 @@ type PushResult struct {
 // without the user's pre-push hook (the hook guards their code, not the
 // ledger). A rejected update is a result, not an error.
 func Push(dir, remote, src, dst string, progress io.Writer) (PushResult, error) {
+	return PushAlso(dir, remote, src, dst, nil, progress)
+}
+
+// PushRefspecs pushes refspecs as they are (a checkpoint's forced
+// update), quietly; the caller decides what a failure means.
+func PushRefspecs(dir, remote string, specs []string) error {
+	args := append(PackWindows(), "push", "--porcelain", "--no-verify", "--quiet", remote)
+	_, err := Git(dir, nil, append(args, specs...)...)
+	return err
+}
+
+// PushAlso is Push with more refspecs in the same git push (checkpoints
+// beside the ledger: no second connection); the result is dst's.
+func PushAlso(dir, remote, src, dst string, also []string, progress io.Writer) (PushResult, error) {
 	args := append(PackWindows(), "push", "--porcelain", "--no-verify")
 	if progress != nil {
 		args = append(args, "--progress")
 	}
 	args = append(args, remote, src+":"+dst)
+	args = append(args, also...)
 	out, err := GitProgress(dir, nil, progress, args...)
 	if r, ok := parsePush(out, dst); ok {
 		var ge *GitError
