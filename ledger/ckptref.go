@@ -336,14 +336,39 @@ func trustsKey(k refs.PublicKey, keys []refs.PublicKey, principals []string, all
 	return false
 }
 
-// isAncestor reports whether commit a is b or an ancestor of b.
+// isAncestor reports whether commit a is b or an ancestor of b. The
+// commits nearest b are walked in-process (a checkpoint is usually a few
+// appends behind the head; a git process costs more than the whole seeded
+// read); past ancestorWalk of them git decides.
 func (l *Ledger) isAncestor(a, b refs.Hash) bool {
-	if a == b {
-		return true
+	seen := map[refs.Hash]bool{b: true}
+	queue := []refs.Hash{b}
+	for len(queue) > 0 && len(seen) <= ancestorWalk {
+		h := queue[0]
+		queue = queue[1:]
+		if h == a {
+			return true
+		}
+		c, err := l.Store.ReadCommit(h)
+		if err != nil {
+			break
+		}
+		for _, p := range c.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	if len(queue) == 0 && len(seen) <= ancestorWalk {
+		return false // the whole history was walked
 	}
 	_, err := refs.Git(l.Store.CommonDir, nil, "merge-base", "--is-ancestor", a.String(), b.String())
 	return err == nil
 }
+
+// ancestorWalk is how many commits isAncestor reads in-process.
+var ancestorWalk = 256
 
 // ckptState reads and decodes a checkpoint's projection; false when its
 // tree is not exactly a checkpoint's.

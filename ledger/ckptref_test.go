@@ -465,3 +465,25 @@ func TestCheckpointPushNeverFailsSync(t *testing.T) {
 		t.Fatalf("the fetched checkpoint is %s, want %s", got, res.Commit)
 	}
 }
+
+// isAncestor walks the commits near the head in-process and asks git
+// past them: both answer alike.
+func TestCheckpointAncestry(t *testing.T) {
+	r := newCkptRoom(t)
+	l := r.c.ledger(t)
+	head := mustHead(t, r.c)
+	other, err := l.Store.WriteCommit(refs.Commit{Tree: mustTree(t, l, head), Message: "elsewhere\n", When: *r.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(n int) { ancestorWalk = n }(ancestorWalk)
+	for _, walk := range []int{2, 1000} {
+		ancestorWalk = walk
+		if !l.isAncestor(r.checkpointed, head) || !l.isAncestor(head, head) {
+			t.Errorf("walk %d: the checkpointed commit is not an ancestor", walk)
+		}
+		if l.isAncestor(other, head) || l.isAncestor(head, r.checkpointed) {
+			t.Errorf("walk %d: a commit not in the history is an ancestor", walk)
+		}
+	}
+}
