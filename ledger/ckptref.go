@@ -199,6 +199,17 @@ func (l *Ledger) WriteCheckpoint() (CheckpointResult, error) {
 	if err != nil {
 		return res, err
 	}
+	res.Ref, res.Ledger, res.Facts = CheckpointRefPrefix+CheckpointName(key), head, st.Facts
+	if old, err := l.Store.ReadRef(res.Ref); err == nil && !old.IsZero() {
+		// Already there: not read again (sync with rally.checkpoint
+		// asks at every push).
+		if c, err := l.Store.ReadCommit(old); err == nil {
+			if m, ok := parseCkptMessage(c.Message); ok && m.ledger == head && m.format == ckptFormat() && m.settings == ckptSettings(false) {
+				res.Commit, res.Unchanged = old, true
+				return res, nil
+			}
+		}
+	}
 	var latest int64
 	if err := l.Each("", "", func(f *facts.Fact) error {
 		if t := f.Time(); !t.IsZero() && t.UnixNano() > latest {
@@ -209,15 +220,8 @@ func (l *Ledger) WriteCheckpoint() (CheckpointResult, error) {
 		return res, err
 	}
 	msg := ckptMessage{ledger: head, settings: ckptSettings(false), format: ckptFormat(), latest: latest}
-	res.Ref, res.Ledger, res.Facts = CheckpointRefPrefix+CheckpointName(key), head, st.Facts
 	payload := encodeCkptState(st)
 	res.Bytes = len(payload)
-	if old, err := l.Store.ReadRef(res.Ref); err == nil && !old.IsZero() {
-		if c, err := l.Store.ReadCommit(old); err == nil && c.Message == msg.String() {
-			res.Commit, res.Unchanged = old, true
-			return res, nil
-		}
-	}
 	c, err := l.writeCkptCommit(payload, msg.String(), signer)
 	if err != nil {
 		return res, err

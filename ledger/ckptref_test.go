@@ -487,3 +487,41 @@ func TestCheckpointAncestry(t *testing.T) {
 		}
 	}
 }
+
+// rally.checkpoint: sync writes a checkpoint of the head it pushes; no
+// signing key is a warning, not a failed sync.
+func TestCheckpointBySync(t *testing.T) {
+	now := t0
+	remote, cs := network(t, 1, &now)
+	c := cs[0]
+	git(t, c.dir, "config", "rally.checkpoint", "true")
+	c.note(t, "one")
+	l := c.ledger(t)
+	if _, err := l.Sync(SyncOptions{Remote: "origin", Dir: c.dir, Push: true}); err != nil {
+		t.Fatal(err)
+	}
+	if len(l.Warnings) != 1 || !strings.Contains(l.Warnings[0], "user.signingKey") {
+		t.Fatalf("warnings %q", l.Warnings)
+	}
+	key, _ := writeKey(t, t.TempDir(), "lead")
+	git(t, c.dir, "config", "user.signingKey", key)
+	c.note(t, "two")
+	c.sync(t, true)
+	ref := mustRef(t, c)
+	sc, err := c.ledger(t).Store.ReadSignedCommit(mustHash(t, strings.TrimSpace(git(t, remote, "rev-parse", ref))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, ok := parseCkptMessage(sc.Message); !ok || m.ledger != mustHead(t, c) {
+		t.Fatalf("the remote's checkpoint %q is not of the head %s", sc.Message, mustHead(t, c))
+	}
+}
+
+func mustHash(t *testing.T, s string) refs.Hash {
+	t.Helper()
+	h, err := refs.ParseHash(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h
+}

@@ -79,6 +79,9 @@ type Ledger struct {
 	// the signers whose checkpoints this clone believes.
 	signingKey  string
 	ckptSigners []string
+	// autoCheckpoint is rally.checkpoint: sync writes a checkpoint of the
+	// head it pushes when the head moved since this clone's last one.
+	autoCheckpoint bool
 }
 
 // Open opens the ledger of the repository whose common dir is given.

@@ -42,6 +42,7 @@ func (l *Ledger) configureSigning(cfg *refs.Config) {
 	}
 	l.signingKey = cfg.Get("user.signingKey")
 	l.ckptSigners = cfg.GetAll("rally.checkpointSigner")
+	l.autoCheckpoint = cfg.Bool("rally.checkpoint")
 	if l.Signing.Sign {
 		l.Store.Signer = NewSigner(cfg.Get("user.signingKey"), os.Getenv("SSH_AUTH_SOCK"))
 	}

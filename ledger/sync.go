@@ -236,6 +236,13 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 			return res, err
 		}
 		res.Head = head
+		if l.autoCheckpoint && o.Push && !head.IsZero() {
+			// Its failure (no key, facts held back) is a warning: the
+			// ledger's sync goes on.
+			if _, err := l.WriteCheckpoint(); err != nil {
+				l.warn("no checkpoint written (rally.checkpoint): %v", err)
+			}
+		}
 		also := l.checkpointPushes(o.Remote)
 		if o.Push && !head.IsZero() && head == theirs && len(also) > 0 {
 			// Only the checkpoint moved: its push may fail, the sync not.
