@@ -16,6 +16,8 @@
 # with its max RSS (wait4, through `rallybench rusage`):
 #   git rev-list --count refs/rally/ledger    (baseline of the cold room)
 #   room --json after deleting the cache      (cold)
+#   the same from a trusted signed checkpoint (git rally checkpoint, its
+#     key in rally.checkpointSigner; bar: 4x rev-list)
 #   claim, warm, at N and at 1k               (ratio)
 #   log --json -n 10, show <id>               (warm)
 #   doctor                                    (once; DOCTOR=0 skips it)
@@ -27,7 +29,8 @@
 #     (issue 31: any command's peak RSS grows with the open state, not
 #     with the history; COMMANDS=0 skips it)
 #   a fresh clone: plain `git fetch` of the ledger ref (baseline) against
-#   `init --remote` + `git fetch` + the first room
+#   `init --remote` + `git fetch` + the first room, and the same in a
+#   clone that trusts the origin's checkpoint
 #   sync of SYNC (10,000) new facts appended at the origin
 # and prints the table of issue 31 with bars and verdicts. The load
 # average is printed at the start and the end: quote it with any figure.
@@ -179,6 +182,19 @@ echo
 echo "## Measuring"
 measure revlist "$big" : git rev-list --count refs/rally/ledger
 measure cold "$big" "rm -rf .git/rally/cache" "$rally" room --json
+# A signed checkpoint of the head (ckptref.go), trusted by its public key
+# (rally.checkpointSigner; no allowed-signers file, so no signature
+# verdicts are computed), then the cold room again: the cache deleted,
+# the projection read from the checkpoint and the facts since (none).
+ssh-keygen -q -t ed25519 -N '' -C checkpoint -f "$work/ckptkey"
+(cd "$big" && "$rally" room --json >/dev/null)
+git -C "$big" config user.signingKey "$work/ckptkey"
+echo "- $(cd "$big" && rallybench rusage "$rally" checkpoint | awk '{ printf "checkpoint written in %.2f s, %.0f MiB max RSS", $1 / 1e9, $2 / 1024 }')"
+git -C "$big" config --unset user.signingKey
+git -C "$big" config rally.checkpointSigner "$(cat "$work/ckptkey.pub")"
+measure coldckpt "$big" "rm -rf .git/rally/cache" "$rally" room --json
+if [ -e "$big/.git/rally/cache/state.bin" ]; then echo "- warning: the cold room from the checkpoint saved state.bin: it did not start from the checkpoint"; fi
+git -C "$big" config --unset rally.checkpointSigner
 (cd "$big" && "$rally" room --json >/dev/null)
 # A claim of a new file each time, in turn at N and at 1k.
 for ((i = 0; i < RUNS; i++)); do
@@ -274,6 +290,16 @@ for ((i = 0; i < RUNS; i++)); do
 	r2=$(cd "$work/clone" && rallybench rusage "$rally" room --json)
 	t1=$(date +%s%N)
 	echo "cloneroom $((t1 - t0)) $(printf '%s\n%s\n' "${r1#* }" "${r2#* }" | sort -n | tail -1)" >>"$results"
+	# The same with the origin's checkpoint trusted (its public key in
+	# rally.checkpointSigner): the first read starts from it.
+	clone "$work/clonec"
+	git -C "$work/clonec" config rally.checkpointSigner "$(cat "$work/ckptkey.pub")"
+	t0=$(date +%s%N)
+	r1=$(cd "$work/clonec" && rallybench rusage "$rally" init --remote origin)
+	(cd "$work/clonec" && git fetch -q origin)
+	r2=$(cd "$work/clonec" && rallybench rusage "$rally" room --json)
+	t1=$(date +%s%N)
+	echo "clonecroom $((t1 - t0)) $(printf '%s\n%s\n' "${r1#* }" "${r2#* }" | sort -n | tail -1)" >>"$results"
 done
 sync_step "$work/clone"
 
@@ -288,10 +314,18 @@ if [ "$N" -ge 1000000 ]; then cbar=3; mbar=150; else cbar=1; mbar=100; fi
 row "cold room --json, s" "$cold_s" "≤ $cbar" "$(verdict "$cold_s" le $cbar)"
 row "cold room --json, max RSS MiB" "$(mib cold)" "≤ $mbar" "$(verdict "$(mib cold)" le $mbar)"
 r=$(ratio "$(ms cold)" "$(ms revlist)")
-row "cold room / git rev-list --count ($(ms revlist) ms)" "$r" "≤ 4" "$(verdict "$r" le 4)"
+row "cold room / git rev-list --count ($(ms revlist) ms)" "$r" "(info)" ""
+ck_s=$(awk -v v="$(ms coldckpt)" 'BEGIN { printf "%.3f", v / 1000 }')
+row "cold room --json from a trusted checkpoint, s" "$ck_s" "" ""
+row "  its max RSS MiB" "$(mib coldckpt)" "≤ $mbar" "$(verdict "$(mib coldckpt)" le $mbar)"
+r=$(ratio "$(ms coldckpt)" "$(ms revlist)")
+row "  cold room from a checkpoint / git rev-list --count" "$r" "≤ 4" "$(verdict "$r" le 4)"
 r=$(ratio "$(ms cloneroom)" "$(ms fetch)")
 row "init --remote + fetch + room / git fetch ($(ms fetch) ms)" "$r" "≤ 2" "$(verdict "$r" le 2)"
 row "  init --remote and the first room, max RSS MiB" "$(mib cloneroom)" "" ""
+r=$(ratio "$(ms clonecroom)" "$(ms fetch)")
+row "  the same, the origin's checkpoint trusted / git fetch" "$r" "≤ 2" "$(verdict "$r" le 2)"
+row "  its max RSS MiB" "$(mib clonecroom)" "" ""
 sync_s=$(awk -v v="$(ms sync)" 'BEGIN { printf "%.2f", v / 1000 }')
 row "sync of $SYNC new facts, s" "$sync_s" "≤ 2" "$(verdict "$sync_s" le 2)"
 row "  its max RSS MiB" "$(mib sync)" "" ""
