@@ -43,6 +43,15 @@ func TestCheckpointPushNeverFailsSync(t *testing.T) {
 		if out := git(t, remote, "for-each-ref", "refs/rally/checkpoints"); out != "" {
 			t.Fatalf("%s: the remote took the checkpoint: %s", name, out)
 		}
+		if name == "pre-receive" {
+			// Refused as a whole: not offered again until it changes.
+			c.note(t, "again")
+			n := refs.GitCount
+			c.sync(t, true)
+			if got := refs.GitCount - n; got != 2 {
+				t.Errorf("a sync after a refused checkpoint ran %d git processes, want 2 (fetch, push)", got)
+			}
+		}
 		os.Remove(p)
 	}
 	// Accepted: pushed with the ledger, and kept as the remote's after a fetch.

@@ -243,10 +243,13 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 				l.warn("no checkpoint written (rally.checkpoint): %v", err)
 			}
 		}
-		also := l.checkpointPushes(o.Remote)
+		also := l.checkpointPushes(o.Remote, memo)
 		if o.Push && !head.IsZero() && head == theirs && len(also) > 0 {
 			// Only the checkpoint moved: its push may fail, the sync not.
-			_ = refs.PushRefspecs(o.Dir, o.Remote, also)
+			if err := refs.PushRefspecs(o.Dir, o.Remote, also); err != nil {
+				memo.refuse(o.Remote, also)
+				memo.save(l.Store.CommonDir)
+			}
 		}
 		if !o.Push || head.IsZero() || head == theirs {
 			return res, nil
@@ -257,6 +260,8 @@ func (l *Ledger) Sync(o SyncOptions) (*SyncResult, error) {
 		// fails as a whole, the ledger is pushed again alone.
 		pr, err := refs.PushAlso(o.Dir, o.Remote, head.String(), LedgerRef, also, o.Progress)
 		if len(also) > 0 && (err != nil || pr.Status == refs.RemoteRejected) {
+			memo.refuse(o.Remote, also)
+			memo.save(l.Store.CommonDir)
 			pr, err = refs.Push(o.Dir, o.Remote, head.String(), LedgerRef, o.Progress)
 		}
 		if (err != nil || pr.Status == refs.RemoteRejected) && !res.Healed && !l.whole(head) {
@@ -418,6 +423,20 @@ type syncMemo struct {
 	Pending []string          `json:"pending_risks,omitempty"`
 	// Mine are the open claims made in this clone (contestowner.go).
 	Mine []string `json:"own_claims,omitempty"`
+	// Refused are the checkpoints (remote, ref -> commit) a push could not
+	// deliver: not sent again with every sync until they change.
+	Refused map[string]string `json:"refused_checkpoints,omitempty"`
+}
+
+func (m *syncMemo) refuse(remote string, specs []string) {
+	if m.Refused == nil {
+		m.Refused = map[string]string{}
+	}
+	for _, sp := range specs {
+		if h, ref, ok := strings.Cut(strings.TrimPrefix(sp, "+"), ":"); ok {
+			m.Refused[remote+" "+ref] = h
+		}
+	}
 }
 
 func syncMemoPath(commonDir string) string { return filepath.Join(commonDir, "rally", "sync.json") }
@@ -454,8 +473,9 @@ func (m *syncMemo) save(commonDir string) {
 
 // checkpointPushes lists the refspecs that push this clone's signed
 // checkpoints (refs/rally/checkpoints/*: only their writer writes them
-// there, so forced) that the remote did not hold at the last fetch.
-func (l *Ledger) checkpointPushes(remote string) []string {
+// there, so forced) that the remote did not hold at the last fetch and
+// did not refuse before.
+func (l *Ledger) checkpointPushes(remote string, memo *syncMemo) []string {
 	var out []string
 	mine := l.Store.RefsMatching(CheckpointRefPrefix + "*")
 	names := make([]string, 0, len(mine))
@@ -465,7 +485,7 @@ func (l *Ledger) checkpointPushes(remote string) []string {
 	sort.Strings(names)
 	for _, n := range names {
 		theirs, _ := l.Store.ReadRef(TrackingPrefix + remote + "/checkpoints/" + strings.TrimPrefix(n, CheckpointRefPrefix))
-		if theirs != mine[n] {
+		if theirs != mine[n] && memo.Refused[remote+" "+n] != mine[n].String() {
 			out = append(out, "+"+mine[n].String()+":"+n)
 		}
 	}
