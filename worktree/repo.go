@@ -152,14 +152,7 @@ func (r *Repo) finish() (*Repo, error) {
 		}
 		r.CommonDir = filepath.Clean(cd)
 	}
-	if real, err := filepath.EvalSymlinks(r.CommonDir); err == nil {
-		r.CommonDir = real
-	}
-	if r.WorkTree != "" {
-		if real, err := filepath.EvalSymlinks(r.WorkTree); err == nil {
-			r.WorkTree = real
-		}
-	}
+	r.CommonDir, r.WorkTree = realDirs(r.CommonDir, r.WorkTree)
 	refs.Opens.ConfigFile.Add(1)
 	if b, fi, err := readWithInfo(filepath.Join(r.CommonDir, "config")); err == nil {
 		r.config, r.configFI = b, fi
@@ -169,6 +162,36 @@ func (r *Repo) finish() (*Repo, error) {
 		}
 	}
 	return r, nil
+}
+
+// realDirs resolves the common dir's and the worktree's symlinks (each
+// kept as it is where it does not resolve). In the usual layout, the
+// common dir <worktree>/.git, a real directory, resolves to the resolved
+// worktree's .git: one lstat, not a second walk of the path from /.
+func realDirs(common, wt string) (string, string) {
+	realWT := ""
+	if wt != "" {
+		if real, err := filepath.EvalSymlinks(wt); err == nil {
+			realWT = real
+		}
+	}
+	switch {
+	case realWT != "" && common == filepath.Join(wt, ".git"):
+		dotgit := filepath.Join(realWT, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
+			common = dotgit
+			break
+		}
+		fallthrough
+	default:
+		if real, err := filepath.EvalSymlinks(common); err == nil {
+			common = real
+		}
+	}
+	if realWT != "" {
+		wt = realWT
+	}
+	return common, wt
 }
 
 // MainWorkTree returns the main checkout of the repository, or "" for a
