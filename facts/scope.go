@@ -30,6 +30,9 @@ func (s Scope) IsPath() bool { return s.Kind == "file" || s.Kind == "dir" || s.K
 type PathContext struct {
 	Root string
 	Cwd  string
+	// RootIsReal says Root is free of symlinks (filepath.EvalSymlinks'
+	// answer): the symlink check does not resolve it again.
+	RootIsReal bool
 }
 
 // ParseScope turns a command-line argument into a canonical scope. A bare
@@ -170,7 +173,7 @@ func RepoPath(p string, pc PathContext, relCwd bool) (string, error) {
 		return "", usagef("path %q is inside .git", orig)
 	}
 	if pc.Root != "" && rel != "." {
-		if err := insideViaSymlinks(pc.Root, rel, orig); err != nil {
+		if err := insideViaSymlinks(pc, rel, orig); err != nil {
 			return "", err
 		}
 	}
@@ -180,13 +183,17 @@ func RepoPath(p string, pc PathContext, relCwd bool) (string, error) {
 // insideViaSymlinks refuses a repository path whose existing part leads
 // out of the repository through a symlink (claim etclink/passwd with
 // etclink -> /etc). Only the literal part of a pattern is followed.
-func insideViaSymlinks(root, rel, orig string) error {
+func insideViaSymlinks(pc PathContext, rel, orig string) error {
+	root := pc.Root
 	lit := rel
 	if i := strings.IndexAny(lit, "*?[{"); i >= 0 {
 		lit = path.Dir(lit[:i] + "x")
 	}
 	p := filepath.Join(root, filepath.FromSlash(lit))
-	realRoot, rootErr := filepath.EvalSymlinks(root)
+	realRoot, rootErr := root, error(nil)
+	if !pc.RootIsReal {
+		realRoot, rootErr = filepath.EvalSymlinks(root)
+	}
 	// Where a write to the path would land: symlinks followed, a dangling
 	// one too (a write through it creates its target).
 	var real string

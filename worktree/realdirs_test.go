@@ -49,7 +49,7 @@ func TestRealDirsAgreesWithEvalSymlinks(t *testing.T) {
 				wantWT = real
 			}
 		}
-		if common, wt := realDirs(c[0], c[1]); common != wantCommon || wt != wantWT {
+		if common, wt, _ := realDirs(c[0], c[1]); common != wantCommon || wt != wantWT {
 			t.Errorf("realDirs(%q, %q) = %q, %q; want %q, %q", c[0], c[1], common, wt, wantCommon, wantWT)
 		}
 	}
