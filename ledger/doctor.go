@@ -23,6 +23,7 @@ type Problem struct {
 // and no ref lock file is left over.
 func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	defer l.smallWindows()()
+	defer lowGC()()
 	var ps []Problem
 	if p, mod, ok := l.Store.RefLockFile(LedgerRef); ok {
 		ps = append(ps, Problem{Code: "lock-file", Path: p,

@@ -57,6 +57,7 @@ func (l *Ledger) HistoryWhole() (bool, error) {
 		return err == nil, err
 	}
 	defer l.smallWindows()()
+	defer lowGC()()
 	or, err := l.Store.NewObjectReader()
 	if err != nil {
 		return false, err
