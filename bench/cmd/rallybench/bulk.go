@@ -64,8 +64,9 @@ func runBulk(args []string) error {
 		paths[i] = fmt.Sprintf("facts/%s/%04d/%s.json", e.path, k/256, f.ID)
 	}
 	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", len(ents)+1, len(ledger.FormatContent), ledger.FormatContent)
-	// Each full segment's segment blob, as the append that fills it
-	// writes it (ledger.SegmentBlob).
+	// Each closed segment's segment blob (every segment but the newest,
+	// which appends go on writing), as the append that closes it writes
+	// it (ledger.SealBlob).
 	type segment struct {
 		names    []string
 		contents [][]byte
@@ -85,10 +86,10 @@ func runBulk(args []string) error {
 	}
 	var segPaths []string
 	var segMarks []int
-	for _, dir := range segOrder {
+	for k, dir := range segOrder {
 		sg := segs[dir]
-		data, ok := ledger.SegmentBlob(sg.names, sg.contents)
-		if !ok {
+		data, ok := ledger.SealBlob(sg.names, sg.contents)
+		if k == len(segOrder)-1 && len(sg.names) < 256 || !ok {
 			continue
 		}
 		mark := len(ents) + 2 + len(segPaths)
