@@ -189,6 +189,13 @@ func TestCheckpointSeedsColdRead(t *testing.T) {
 	if ps := checkpointProblems(t, r.c); len(ps) != 0 {
 		t.Errorf("doctor on a true checkpoint: %v", ps)
 	}
+	// At the head: compared with the projection computed there.
+	cur := mustHead(t, r.c)
+	git(t, r.c.dir, "update-ref", LedgerRef, r.checkpointed.String())
+	if ps := checkpointProblems(t, r.c); len(ps) != 0 {
+		t.Errorf("doctor on a true checkpoint of the head: %v", ps)
+	}
+	git(t, r.c.dir, "update-ref", LedgerRef, cur.String())
 	// A fetched checkpoint (refs/rally-remotes/*/checkpoints/*) counts.
 	ref := CheckpointRefPrefix + strings.TrimPrefix(mustRef(t, r.c), CheckpointRefPrefix)
 	h, _ := r.c.ledger(t).Store.ReadRef(ref)
@@ -322,10 +329,16 @@ func TestCheckpointUntrustedIgnored(t *testing.T) {
 	if st, seeded := r.cold(t); !seeded || bytes.Equal(encodeCkptState(st), want) {
 		t.Errorf("a lie of the trusted key: seeded %v, believed %v", seeded, !bytes.Equal(encodeCkptState(st), want))
 	}
-	// doctor names it, whoever signed it.
+	// doctor names it: a read would believe it.
 	if ps := checkpointProblems(t, r.c); len(ps) != 1 || ps[0].Path != ref {
 		t.Errorf("doctor on a lying checkpoint: %v", ps)
 	}
+	cur := mustHead(t, r.c)
+	git(t, r.c.dir, "update-ref", LedgerRef, m.ledger.String())
+	if ps := checkpointProblems(t, r.c); len(ps) != 1 || ps[0].Path != ref {
+		t.Errorf("doctor on a lying checkpoint of the head: %v", ps)
+	}
+	git(t, r.c.dir, "update-ref", LedgerRef, cur.String())
 	// Under rally.requireSigned the view is computed.
 	git(t, r.c.dir, "config", "rally.requireSigned", "true")
 	if _, seeded := r.cold(t); seeded {
