@@ -42,21 +42,14 @@ func historyFailure(err error) error {
 }
 
 // HistoryWhole reports whether every object reachable from the ledger's
-// head is in the repository (git rev-list --objects: a walk of the whole
-// history, for doctor and for a failure that points at it).
+// head is in the repository (git rev-list --objects, from what an earlier
+// check found whole: whole.go).
 func (l *Ledger) HistoryWhole() (bool, error) {
 	head, err := l.Head()
 	if err != nil || head.IsZero() {
 		return err == nil, err
 	}
 	return l.whole(head), nil
-}
-
-func (l *Ledger) whole(h refs.Hash) bool {
-	// Every object of the history: in pack windows (a million facts:
-	// 289 MB of RSS in git's default windows, 143 MB in these).
-	_, err := refs.Git(l.Store.CommonDir, nil, append(refs.PackWindows(), "rev-list", "--objects", "--quiet", h.String())...)
-	return err == nil
 }
 
 // HealResult says what Heal did.
