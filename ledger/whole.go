@@ -20,64 +20,46 @@ import (
 // What a check found whole stays whole: objects reachable from a ref are
 // never pruned. The one way rally loses them is a prune (or a
 // `gc --prune=now`) that read the refs before an append moved the ledger
-// and deletes the append's objects after: it may do so after a check
-// that found them. So a head found whole is a candidate, and becomes the
-// confirmed base only when a later check, at least wholeSettle after,
-// finds it whole again (it walks the candidate as well as the head); from
-// then on a check walks only what the confirmed base does not reach
-// (`git rev-list --objects <head> <candidate> --not <base>`). A check
-// that fails, or whose base or candidate is gone, walks everything and
-// starts again. The marks are this clone's own (rally/cache/whole),
-// never fetched; losing them costs one whole walk.
+// and deletes the append's objects after, maybe after a check found them.
+// So a check that found the history whole marks as its base the newest
+// commit on the head's first-parent line dated wholeSettle or more before
+// it (rally dates a commit it writes when it writes it, by the clock the
+// check reads; a fetched commit came in a pack git keeps until its ref
+// is written), and the next check walks only what the base does not reach
+// (`git rev-list --objects <head> --not <base>`). A check that fails, or
+// whose base is gone, walks everything. The base is this clone's own
+// (rally/cache/whole), never fetched; losing it costs one whole walk.
 
 // wholeSettle is how long a prune that read the refs before an append
-// may run on: a head found whole is trusted that long after.
+// may run on: a commit that old that a check found whole stays whole.
 const wholeSettle = time.Hour
 
-// wholeMarks is what earlier checks found whole.
-type wholeMarks struct {
-	base      refs.Hash // confirmed
-	candidate refs.Hash // found whole at candidateAt
-	at        time.Time
-}
+// settleWalk is how many first-parent commits a check reads back from
+// the head for its new base (an hour of appends): beyond, the old one
+// stays.
+const settleWalk = 4096
 
 func (l *Ledger) wholePath() string { return filepath.Join(l.cache.dir, "whole") }
 
-func (l *Ledger) loadWhole() wholeMarks {
-	var m wholeMarks
+func (l *Ledger) loadWholeBase() refs.Hash {
 	b, err := os.ReadFile(l.wholePath())
 	if err != nil {
-		return m
+		return refs.ZeroHash
 	}
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "base":
-			m.base, _ = refs.ParseHash(f[1])
-		case len(f) == 3 && f[0] == "candidate":
-			h, err1 := refs.ParseHash(f[1])
-			sec, err2 := strconv.ParseInt(f[2], 10, 64)
-			if err1 == nil && err2 == nil {
-				m.candidate, m.at = h, time.Unix(sec, 0)
-			}
-		}
+	f := strings.Fields(string(b))
+	if len(f) != 2 || f[0] != "base" {
+		return refs.ZeroHash
 	}
-	return m
+	h, _ := refs.ParseHash(f[1])
+	return h
 }
 
-func (l *Ledger) saveWhole(m wholeMarks) {
-	var b strings.Builder
-	if !m.base.IsZero() {
-		fmt.Fprintf(&b, "base %s\n", m.base)
-	}
-	if !m.candidate.IsZero() {
-		fmt.Fprintf(&b, "candidate %s %d\n", m.candidate, m.at.Unix())
-	}
+func (l *Ledger) saveWholeBase(h refs.Hash) {
 	if os.MkdirAll(l.cache.dir, 0o777) != nil {
 		return
 	}
 	tmp := l.wholePath() + ".tmp"
-	if os.WriteFile(tmp, []byte(b.String()), 0o666) == nil {
+	if os.WriteFile(tmp, []byte(fmt.Sprintf("base %s\n", h)), 0o666) == nil {
 		os.Rename(tmp, l.wholePath())
 	}
 }
@@ -91,43 +73,54 @@ func (l *Ledger) whole(h refs.Hash) bool {
 // wholeWalk is whole and the number of objects it walked.
 func (l *Ledger) wholeWalk(h refs.Hash) (bool, int) {
 	now := l.Now()
-	m := l.loadWhole()
-	tips := []refs.Hash{h}
-	if !m.candidate.IsZero() && m.candidate != h {
-		tips = append(tips, m.candidate)
-	}
-	ok, n := l.walkObjects(tips, m.base)
-	if !ok && (!m.base.IsZero() || len(tips) > 1) {
-		// A base or candidate gone (a rewritten ledger, its old
-		// commits pruned), or a hole: everything, from nothing.
-		m = wholeMarks{}
-		ok, n = l.walkObjects([]refs.Hash{h}, refs.ZeroHash)
+	loaded := l.loadWholeBase()
+	base := loaded
+	ok, n := l.walkObjects(h, base)
+	if !ok && !base.IsZero() {
+		// The base gone (a ledger written anew, its old commits
+		// pruned), or a hole: everything.
+		base = refs.ZeroHash
+		ok, n = l.walkObjects(h, base)
 	}
 	if !ok {
-		l.saveWhole(wholeMarks{})
+		os.Remove(l.wholePath())
 		return false, n
 	}
-	switch {
-	case m.candidate.IsZero():
-		m.candidate, m.at = h, now
-	case !now.Before(m.at.Add(wholeSettle)):
-		// Found whole again, after any prune that could have taken
-		// its objects: it is the base from now on.
-		m.base, m.candidate, m.at = m.candidate, h, now
+	switch nb := l.settledBase(h, base, now); {
+	case nb.IsZero():
+		os.Remove(l.wholePath())
+	case nb != loaded:
+		l.saveWholeBase(nb)
 	}
-	l.saveWhole(m)
 	return true, n
 }
 
-// walkObjects walks every object reachable from tips and not from not
-// (in pack windows: a million facts in one commit cost 289 MB of RSS in
-// git's default windows, 143 MB in these) and reports whether all are
-// present, and how many it walked.
-func (l *Ledger) walkObjects(tips []refs.Hash, not refs.Hash) (bool, int) {
-	args := append(refs.PackWindows(), "rev-list", "--objects", "--count")
-	for _, t := range tips {
-		args = append(args, t.String())
+// settledBase is the newest commit on h's first-parent line dated
+// wholeSettle before now, within settleWalk commits and above base;
+// else base.
+func (l *Ledger) settledBase(h, base refs.Hash, now time.Time) refs.Hash {
+	for i := 0; i < settleWalk && !h.IsZero() && h != base; i++ {
+		c, err := l.Store.ReadCommit(h)
+		if err != nil {
+			return base
+		}
+		if !c.When.After(now.Add(-wholeSettle)) {
+			return h
+		}
+		if len(c.Parents) == 0 {
+			break
+		}
+		h = c.Parents[0]
 	}
+	return base
+}
+
+// walkObjects walks every object reachable from h and not from not (in
+// pack windows: a million facts in one commit cost 289 MB of RSS in git's
+// default windows, 143 MB in these) and reports whether all are present,
+// and how many it walked.
+func (l *Ledger) walkObjects(h, not refs.Hash) (bool, int) {
+	args := append(refs.PackWindows(), "rev-list", "--objects", "--count", h.String())
 	if !not.IsZero() {
 		args = append(args, "^"+not.String())
 	}
