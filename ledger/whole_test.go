@@ -78,3 +78,48 @@ func TestHistoryWholeBaseGone(t *testing.T) {
 		t.Errorf("the gone base is still marked")
 	}
 }
+
+// A walk of everything (a first check) goes piece by piece (wholePiece
+// commits each): the pieces cover the history, and no git process holds
+// more than about a piece's objects.
+func TestHistoryWholeInPieces(t *testing.T) {
+	defer func(n, m int) { wholePiece, wholePieces = n, m }(wholePiece, wholePieces)
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	_, cs := network(t, 2, &now)
+	a, b := cs[0], cs[1]
+	for i := 0; i < 30; i++ {
+		a.note(t, "a")
+		if i%10 == 0 {
+			a.sync(t, true)
+			b.note(t, "b")
+			b.sync(t, true) // merges on b's side
+			a.sync(t, true)
+		}
+	}
+	l := a.ledger(t)
+	head, err := l.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	wholePiece, wholeWalked = 1<<14, 0
+	ok, all := l.walkPieces(head)
+	if !ok || wholeWalked != all {
+		t.Fatalf("one piece: whole %v, walked %d, the most at once %d", ok, all, wholeWalked)
+	}
+	wholePiece, wholePieces, wholeWalked = 4, 100, 0
+	ok, n := l.walkPieces(head)
+	if !ok || n < all {
+		t.Errorf("in pieces of 4 commits: whole %v, walked %d objects, want %d or more", ok, n, all)
+	}
+	if wholeWalked > 4*7*2 {
+		t.Errorf("a piece of 4 commits walked %d objects (the history: %d)", wholeWalked, all)
+	}
+	wholePieces, wholeWalked = 2, 0
+	if ok, n := l.walkPieces(head); !ok || n < all || wholeWalked < all/3 {
+		t.Errorf("in 2 pieces: whole %v, walked %d objects, at most %d at once (the history: %d)", ok, n, wholeWalked, all)
+	}
+	pruneAppends(t, a, 1)
+	if ok, _ := l.walkPieces(head); ok {
+		t.Error("in pieces, a history without its last append's objects is whole")
+	}
+}
