@@ -179,10 +179,10 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 	}
 	// Pick the segment: the newest one unless it is full.
 	day := levels[len(dirs)]
-	seg, segNum := refs.ZeroHash, 0
+	seg, segNum, segName := refs.ZeroHash, 0, ""
 	for _, e := range day {
 		if n, ok := segmentNumber(e.Name); ok && e.Dir && n >= segNum {
-			seg, segNum = e.Hash, n
+			seg, segNum, segName = e.Hash, n, e.Name
 		}
 	}
 	var segEntries []refs.Entry
@@ -193,7 +193,20 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 		}
 		segEntries = es
 		if len(es)+len(fs) > segMax {
+			// The segment is closed (no append writes to it again): its
+			// segment blob goes in with this commit.
+			if !l.noSeal {
+				if levels[len(dirs)], err = l.sealSegment(day, segName, es); err != nil {
+					return refs.ZeroHash, err
+				}
+			}
 			segEntries, segNum = nil, segNum+1
+		}
+	} else if len(day) == 0 && len(levels[1]) > 0 && !l.noSeal {
+		// A new day: the newest day before it is closed, and so is its
+		// last segment.
+		if err := l.sealLastDay(levels, dirs); err != nil {
+			return refs.ZeroHash, err
 		}
 	}
 	mine := make(map[refs.Hash][]byte, len(fs))
@@ -212,6 +225,8 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 	name := fmt.Sprintf("%04d", segNum)
 	// The append that fills a segment writes its segment blob
 	// (segment.go): once per segMax facts, reading the segment's blobs.
+	// A segment blob of a segment that gains facts and is not full (one
+	// sealed when its day ended, written to by a clock behind) goes.
 	var segBlob *refs.Entry
 	if len(segEntries) >= segMax {
 		if data, ok := l.segmentBlobOf(segEntries, mine); ok {
@@ -221,6 +236,9 @@ func (l *Ledger) addFacts(root refs.Hash, now time.Time, fs []*facts.Fact) (refs
 			}
 			segBlob = &refs.Entry{Name: name + segBlobExt, Hash: h}
 		}
+	}
+	if segBlob == nil {
+		levels[len(dirs)] = removeEntry(levels[len(dirs)], name+segBlobExt)
 	}
 	for i := len(dirs); i >= 0; i-- {
 		es := replaceEntry(levels[i], refs.Entry{Name: name, Dir: true, Hash: child})
@@ -290,6 +308,107 @@ func replaceEntry(es []refs.Entry, e refs.Entry) []refs.Entry {
 	return append(out, e)
 }
 
+func removeEntry(es []refs.Entry, name string) []refs.Entry {
+	if !hasEntry(es, name) {
+		return es
+	}
+	out := make([]refs.Entry, 0, len(es))
+	for _, x := range es {
+		if x.Name != name {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// sealSegment returns the entries of a day tree with the segment blob of
+// its closed segment name (whose entries are es) added, unless it has
+// one already or the segment cannot have one (segmentBlobOf).
+func (l *Ledger) sealSegment(day []refs.Entry, name string, es []refs.Entry) ([]refs.Entry, error) {
+	if hasEntry(day, name+segBlobExt) {
+		return day, nil
+	}
+	data, ok := l.segmentBlobOf(es, nil)
+	if !ok {
+		return day, nil
+	}
+	h, err := l.Store.WriteBlob(data)
+	if err != nil {
+		return nil, err
+	}
+	return replaceEntry(day, refs.Entry{Name: name + segBlobExt, Hash: h}), nil
+}
+
+// sealLastDay seals the last segment of the newest day before dirs' day
+// (in its month, else in the newest month before), the day an append to
+// a new day closes, rewriting the month tree in levels (and the facts
+// tree when the day is in an earlier month).
+func (l *Ledger) sealLastDay(levels [][]refs.Entry, dirs []string) error {
+	newest := func(es []refs.Entry, before string) (refs.Entry, bool) {
+		var best refs.Entry
+		found := false
+		for _, e := range es {
+			if e.Dir && (before == "" || e.Name < before) && (!found || e.Name > best.Name) {
+				best, found = e, true
+			}
+		}
+		return best, found
+	}
+	at := 2 // the level holding the day: the month's tree
+	month := levels[2]
+	d, ok := newest(month, dirs[2])
+	var m refs.Entry
+	if !ok {
+		if m, ok = newest(levels[1], dirs[1]); !ok {
+			return nil
+		}
+		es, err := l.readTree(m.Hash)
+		if err != nil {
+			return err
+		}
+		if d, ok = newest(es, ""); !ok {
+			return nil
+		}
+		at, month = 1, es
+	}
+	day, err := l.readTree(d.Hash)
+	if err != nil {
+		return err
+	}
+	seg, segNum, segName := refs.ZeroHash, -1, ""
+	for _, e := range day {
+		if n, ok := segmentNumber(e.Name); ok && e.Dir && n >= segNum {
+			seg, segNum, segName = e.Hash, n, e.Name
+		}
+	}
+	if seg.IsZero() || hasEntry(day, segName+segBlobExt) {
+		return nil
+	}
+	es, err := l.readTree(seg)
+	if err != nil {
+		return err
+	}
+	sealed, err := l.sealSegment(day, segName, es)
+	if err != nil || len(sealed) == len(day) {
+		return err
+	}
+	dh, err := l.writeTree(sealed)
+	if err != nil {
+		return err
+	}
+	month = replaceEntry(month, refs.Entry{Name: d.Name, Dir: true, Hash: dh})
+	if at == 2 {
+		levels[2] = month
+		return nil
+	}
+	mh, err := l.writeTree(month)
+	if err != nil {
+		return err
+	}
+	levels[1] = replaceEntry(levels[1], refs.Entry{Name: m.Name, Dir: true, Hash: mh})
+	return nil
+}
+
 func hasEntry(es []refs.Entry, name string) bool {
 	for _, e := range es {
 		if e.Name == name {
@@ -332,7 +451,7 @@ func (l *Ledger) Init() (bool, error) {
 	return true, l.Store.Ensure()
 }
 
-// segmentBlobOf returns the segment blob of a segment of entries, the
+// segmentBlobOf returns the segment blob of a closed segment of entries, the
 // contents of some of them in mine (an append's new facts), the others
 // read. A blob that cannot be read leaves the segment without one.
 func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) ([]byte, bool) {
@@ -374,7 +493,7 @@ func (l *Ledger) segmentBlobOf(entries []refs.Entry, mine map[refs.Hash][]byte) 
 	for k, i := range at {
 		contents[i] = data[k]
 	}
-	return SegmentBlob(names, contents)
+	return SealBlob(names, contents)
 }
 
 // mirrorLines returns the lines of the mirror at st, among its last

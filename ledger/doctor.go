@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"bytes"
 	"crypto/sha1"
 	"errors"
 	"fmt"
@@ -21,6 +22,8 @@ type Problem struct {
 // history (up to maxCommits), objects are present, the format is known,
 // and no ref lock file is left over.
 func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
+	defer l.smallWindows()()
+	defer lowGC()()
 	var ps []Problem
 	if p, mod, ok := l.Store.RefLockFile(LedgerRef); ok {
 		ps = append(ps, Problem{Code: "lock-file", Path: p,
@@ -77,9 +80,26 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	return append(ps, cps...), nil
 }
 
+// smallWindows has the store's cat-files read in small pack windows
+// until the returned function is called: doctor reads every object once.
+func (l *Ledger) smallWindows() func() {
+	old := l.Store.Windows
+	l.Store.Windows = refs.SmallPackWindows()
+	return func() { l.Store.Windows = old }
+}
+
 // checkClocks walks the first-parent history from the root and checks that
 // each commit's new facts have clocks above every clock its parent held.
+// Commits and trees are read through one cat-file (in-process, thousands
+// of them would read the pack's index whole), and a step keeps only the
+// trees of the step before (the old side of its diff): every tree read
+// was kept, 45 MB for a thousand appends.
 func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
+	or, err := l.Store.NewObjectReader()
+	if err != nil {
+		return nil, err
+	}
+	defer or.Close()
 	type step struct {
 		tree    refHash
 		parent  refHash
@@ -90,7 +110,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		if len(chain) >= maxCommits {
 			return nil, nil // too long to walk here; the other checks still ran
 		}
-		c, err := l.Store.ReadCommit(h)
+		c, err := or.ReadCommit(h)
 		if err != nil {
 			return nil, err
 		}
@@ -101,6 +121,21 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		chain = append(chain, s)
 		h = s.parent
 	}
+	prev, cur := map[refs.Hash][]refs.Entry{}, map[refs.Hash][]refs.Entry{}
+	readTree := func(h refs.Hash) ([]refs.Entry, error) {
+		if es, ok := prev[h]; ok {
+			cur[h] = es
+			return es, nil
+		}
+		if es, ok := cur[h]; ok {
+			return es, nil
+		}
+		es, err := or.ReadTree(h)
+		if err == nil {
+			cur[h] = es
+		}
+		return es, err
+	}
 	var ps []Problem
 	var max int64
 	prevTree := refHashZero
@@ -108,25 +143,47 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		s := chain[i]
 		var fs []clockAt
 		var err error
+		var top int64
 		if prevTree.IsZero() {
 			// The first commit, however large (a ledger imported in one
-			// commit): listed by ls-tree, not diffed tree by tree.
-			fl := &factList{}
-			if err = l.listFacts(s.tree, fl, func(int, refs.Hash) {}); err == nil {
-				fs, err = l.factClocks(fl.n, func(i int) (string, refs.Hash) { return fl.path(i), fl.blob(i).hash })
+			// commit): walked a chunk at a time; nothing is above 0, so
+			// only its greatest clock counts.
+			fl, seen := &factList{}, 0
+			chunk := func() error {
+				seen += fl.n
+				got, err := l.factClocks(fl.n, seen >= doctorStreamAt, func(i int) (string, refs.Hash) { return fl.path(i), fl.blob(i).hash })
+				for _, f := range got {
+					top = max2(top, f.clock)
+				}
+				fl = &factList{}
+				return err
+			}
+			err = walkTreeWith(or.ReadTree, s.tree, func(p []byte, isDir bool, h refs.Hash) {
+				dir, name := "", p
+				if k := bytes.LastIndexByte(p, '/'); k >= 0 {
+					dir, name = string(p[:k]), p[k+1:]
+				}
+				if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+					fl.add(dir, name, h)
+					if fl.n >= doctorChunk && err == nil {
+						err = chunk()
+					}
+				}
+			})
+			if err == nil {
+				err = chunk()
 			}
 		} else {
 			var added []blobRef
-			added, err = l.diff(prevTree, s.tree)
+			added, err = l.diffWith(readTree, prevTree, s.tree, 0)
 			if err != nil && !errors.Is(err, errShrank) {
 				return ps, err
 			}
-			fs, err = l.factClocks(len(added), func(i int) (string, refs.Hash) { return added[i].path, added[i].hash })
+			fs, err = l.factClocks(len(added), len(added) >= doctorStreamAt, func(i int) (string, refs.Hash) { return added[i].path, added[i].hash })
 		}
 		if err != nil {
 			return ps, err
 		}
-		var top int64
 		for _, f := range fs {
 			if !s.isMerge && f.clock <= max {
 				ps = append(ps, Problem{Code: "clock", Message: fmt.Sprintf("fact %s has clock %d, not above %d already in the ledger its author read", f.id, f.clock, max)})
@@ -139,8 +196,17 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 			max = top
 		}
 		prevTree = s.tree
+		prev, cur = cur, prev
+		clear(cur)
 	}
 	return ps, nil
+}
+
+func max2(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 // formatBlobID is the id git gives the format marker's content.

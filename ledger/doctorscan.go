@@ -28,21 +28,123 @@ var doctorFactsAllocated atomic.Int64
 // doctorFacts checks every fact blob of tree and returns the problems as
 // the one-by-one check ordered them (the tree's order; per line
 // unparsable, bad-id, a stored-fact check or future-time, then
-// duplicate-id, then misplaced). It holds no fact: each line is decoded
-// into a Fact its goroutine reuses (strings over the blob) and hashed in
-// a buffer it reuses, and only its id is kept (16 bytes: the id's number,
-// its blob and line), sorted at the end to find duplicates. The blobs of
-// a large tree come from cat-file streams, several at once.
+// duplicate-id, then misplaced). It holds no fact and no list of the
+// tree: the trees are read one at a time through one cat-file
+// (walkTreeWith), and the fact blobs are listed, read and checked
+// doctorChunk at a time; each line is decoded into a Fact its goroutine
+// reuses (strings over the blob) and hashed in a buffer it reuses, and
+// only its id is kept (16 bytes: the id's number, its blob and line), in
+// sorted runs spilled to a temporary file (idRuns) that are merged at
+// the end to find duplicates. At a million facts ls-tree's listing held
+// 40 bytes a blob here and 126 MB in git, and the ids 16 MB.
 func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
-	fl := &factList{}
-	if err := l.listFacts(tree, fl, func(int, refs.Hash) {}); err != nil {
-		return nil, err
-	}
-	ps, err := l.doctorFactBlobs(fl)
+	or, err := l.Store.NewObjectReader()
 	if err != nil {
 		return nil, err
 	}
-	return append(ps, l.doctorSegmentBlobs(fl)...), nil
+	defer or.Close()
+	acc := &doctorAcc{hz: l.horizon(), ids: idRuns{dir: l.cache.dir}}
+	defer acc.ids.close()
+	segs := &factList{} // only its segment blobs and trees
+	fl := &factList{}
+	flush := func() {
+		l.doctorFactBlobs(acc, fl)
+		acc.base += fl.n
+		fl = &factList{}
+		if doctorChunkDone != nil {
+			doctorChunkDone()
+		}
+	}
+	err = walkTreeWith(or.ReadTree, tree, func(p []byte, isDir bool, h refs.Hash) {
+		dir, name := "", p
+		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
+			dir, name = string(p[:i]), p[i+1:]
+		}
+		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+			fl.add(dir, name, h)
+			if fl.n >= doctorChunk {
+				flush()
+			}
+		}
+		if strings.Count(dir, "/") == 2 && strings.HasPrefix(dir, factsDir+"/") {
+			if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
+				segs.segBlobs = append(segs.segBlobs, blobRef{string(p), h})
+			} else if isDir && len(segs.segBlobs) > 0 {
+				if segs.segTrees == nil {
+					segs.segTrees = map[string]refs.Hash{}
+				}
+				segs.segTrees[string(p)] = h
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	flush()
+	ps, err := acc.problems(func(want map[uint32]string) error { return l.doctorPaths(tree, want) })
+	if err != nil {
+		return nil, err
+	}
+	return append(ps, l.doctorSegmentBlobs(segs)...), nil
+}
+
+// doctorChunk is the number of fact blobs doctor lists, reads and checks
+// at a time.
+var doctorChunk = 1 << 15
+
+// doctorChunkDone, when set, is called after each chunk (tests).
+var doctorChunkDone func()
+
+// walkTreeWith calls fn with every entry under tree in the order of
+// refs.Store.WalkTree (`git ls-tree -r -t`: a tree before what it holds,
+// a tree's entries in their stored order), reading one tree at a time
+// with read. path is valid during the call only.
+func walkTreeWith(read func(refs.Hash) ([]refs.Entry, error), tree refs.Hash, fn func(path []byte, isDir bool, h refs.Hash)) error {
+	var path []byte
+	var walk func(h refs.Hash) error
+	walk = func(h refs.Hash) error {
+		es, err := read(h)
+		if err != nil {
+			return err
+		}
+		n := len(path)
+		for _, e := range es {
+			path = append(path[:n], e.Name...)
+			fn(path, e.Dir, e.Hash)
+			if e.Dir {
+				path = append(path, '/')
+				if err := walk(e.Hash); err != nil {
+					return err
+				}
+			}
+		}
+		path = path[:n]
+		return nil
+	}
+	return walk(tree)
+}
+
+// doctorPaths fills want (blob indexes of doctorFacts' walk) with the
+// paths of those blobs, walking tree again: only duplicates need them.
+func (l *Ledger) doctorPaths(tree refs.Hash, want map[uint32]string) error {
+	or, err := l.Store.NewObjectReader()
+	if err != nil {
+		return err
+	}
+	defer or.Close()
+	i := uint32(0)
+	return walkTreeWith(or.ReadTree, tree, func(p []byte, isDir bool, h refs.Hash) {
+		dir := ""
+		if k := bytes.LastIndexByte(p, '/'); k >= 0 {
+			dir = string(p[:k])
+		}
+		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(p, []byte(".json")) {
+			if _, ok := want[i]; ok {
+				want[i] = string(p)
+			}
+			i++
+		}
+	})
 }
 
 // doctorSegmentBlobs checks each segment blob against its segment's tree
@@ -96,11 +198,14 @@ func (l *Ledger) doctorSegmentBlobs(fl *factList) []Problem {
 // believe (a warning: no fact is lost or added by it).
 const SegmentBlobCode = "segment-blob"
 
-// doctorFactBlobs is doctorFacts' check of the fact blobs fl lists.
-func (l *Ledger) doctorFactBlobs(fl *factList) ([]Problem, error) {
+// doctorFactBlobs checks the fact blobs fl lists (acc.base of them came
+// before) and adds what it found to acc. Past doctorStreamAt blobs in
+// all, they come from cat-file streams; a blob missing or git failing,
+// the chunk is checked again one by one, each missing blob a problem.
+func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 	defer lowGC()()
-	d := &doctorScan{fl: fl, hz: l.horizon(), ids: make([]idAt, 0, fl.n)}
-	if fl.n >= doctorStreamAt {
+	d := &doctorScan{fl: fl, hz: acc.hz}
+	if acc.base+fl.n >= doctorStreamAt {
 		scanners := make(chan *doctorScanner, 8)
 		bs := l.Store.NewBlobStream(func(i int, data []byte) {
 			var sc *doctorScanner
@@ -119,11 +224,10 @@ func (l *Ledger) doctorFactBlobs(fl *factList) ([]Problem, error) {
 			bs.Add(i, fl.blob(i).hash)
 		}
 		if err := bs.Close(); err == nil {
-			return d.problems(), nil
+			acc.add(d)
+			return
 		}
-		// A blob missing or git failing: again one by one, each missing
-		// blob a problem of its own.
-		d = &doctorScan{fl: fl, hz: d.hz, ids: d.ids[:0]}
+		d = &doctorScan{fl: fl, hz: acc.hz}
 	}
 	sc := &doctorScanner{}
 	for i := 0; i < fl.n; i++ {
@@ -138,7 +242,34 @@ func (l *Ledger) doctorFactBlobs(fl *factList) ([]Problem, error) {
 		}
 		d.blob(sc, i, data)
 	}
-	return d.problems(), nil
+	acc.add(d)
+}
+
+// doctorAcc gathers what the chunks of a doctor pass found: their blob
+// indexes are the pass's (base is the blobs of the chunks before).
+type doctorAcc struct {
+	hz   time.Time
+	base int
+	ps   []placedProblem
+	ids  idRuns
+	odd  []oddIDAt
+}
+
+// add takes chunk d's findings.
+func (a *doctorAcc) add(d *doctorScan) {
+	b := uint32(a.base)
+	for _, p := range d.ps {
+		p.blob += b
+		a.ps = append(a.ps, p)
+	}
+	for k := range d.ids {
+		d.ids[k].blob += b
+	}
+	a.ids.add(d.ids)
+	for _, o := range d.odd {
+		o.blob += b
+		a.odd = append(a.odd, o)
+	}
 }
 
 // doctorScan is one doctor pass over the fact blobs.
@@ -253,39 +384,52 @@ func (d *doctorScan) blob(sc *doctorScanner, i int, data []byte) {
 }
 
 // problems finds the duplicate ids (each later copy names the one before
-// it, in the tree's order) and orders every problem.
-func (d *doctorScan) problems() []Problem {
-	at := func(a, b idAt) int {
-		return cmp.Or(cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line))
+// it, in the tree's order) and orders every problem. paths fills in the
+// paths of the blobs duplicates name.
+func (a *doctorAcc) problems(paths func(want map[uint32]string) error) ([]Problem, error) {
+	type dup struct {
+		id               string
+		blob, line, prev uint32
 	}
-	slices.SortFunc(d.ids, func(a, b idAt) int { return cmp.Or(cmp.Compare(a.id, b.id), at(a, b)) })
-	for k := 1; k < len(d.ids); k++ {
-		if a, b := d.ids[k-1], d.ids[k]; a.id == b.id {
-			d.dup(fmt.Sprintf("f_%016x", b.id), b.blob, b.line, a.blob)
+	var dups []dup
+	err := a.ids.each(func(prev, cur idAt) {
+		if prev.id == cur.id {
+			dups = append(dups, dup{fmt.Sprintf("f_%016x", cur.id), cur.blob, cur.line, prev.blob})
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(a.odd, func(x, y oddIDAt) int {
+		return cmp.Or(strings.Compare(x.id, y.id), cmp.Compare(x.blob, y.blob), cmp.Compare(x.line, y.line))
+	})
+	for k := 1; k < len(a.odd); k++ {
+		if x, y := a.odd[k-1], a.odd[k]; x.id == y.id {
+			dups = append(dups, dup{x.id, y.blob, y.line, x.blob})
 		}
 	}
-	slices.SortFunc(d.odd, func(a, b oddIDAt) int {
-		return cmp.Or(strings.Compare(a.id, b.id), cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line))
-	})
-	for k := 1; k < len(d.odd); k++ {
-		if a, b := d.odd[k-1], d.odd[k]; a.id == b.id {
-			d.dup(a.id, b.blob, b.line, a.blob)
+	a.odd = nil
+	if len(dups) > 0 {
+		want := map[uint32]string{}
+		for _, d := range dups {
+			want[d.blob], want[d.prev] = "", ""
+		}
+		if err := paths(want); err != nil {
+			return nil, err
+		}
+		for _, d := range dups {
+			a.ps = append(a.ps, placedProblem{d.blob, d.line, 1, Problem{Code: "duplicate-id", Path: want[d.blob],
+				Message: fmt.Sprintf("fact %s also at %s", facts.Sanitize(d.id, 40), want[d.prev])}})
 		}
 	}
-	d.ids, d.odd = nil, nil
-	slices.SortStableFunc(d.ps, func(a, b placedProblem) int {
-		return cmp.Or(cmp.Compare(a.blob, b.blob), cmp.Compare(a.line, b.line), cmp.Compare(a.slot, b.slot))
+	slices.SortStableFunc(a.ps, func(x, y placedProblem) int {
+		return cmp.Or(cmp.Compare(x.blob, y.blob), cmp.Compare(x.line, y.line), cmp.Compare(x.slot, y.slot))
 	})
-	out := make([]Problem, len(d.ps))
-	for k, p := range d.ps {
+	out := make([]Problem, len(a.ps))
+	for k, p := range a.ps {
 		out[k] = p.p
 	}
-	return out
-}
-
-func (d *doctorScan) dup(id string, blob, line, prev uint32) {
-	d.ps = append(d.ps, placedProblem{blob, line, 1, Problem{Code: "duplicate-id", Path: d.fl.path(int(blob)),
-		Message: fmt.Sprintf("fact %s also at %s", facts.Sanitize(id, 40), d.fl.path(int(prev)))}})
+	return out, nil
 }
 
 // clockAt is a good fact of a clock check: where it is, its clock and
@@ -298,9 +442,9 @@ type clockAt struct {
 
 // factClocks returns the clock and id of every good fact (one that
 // parseBlobs would return) in the blobs n of them at blob(i), in the
-// blobs' order: streamed from cat-file and decoded into a reused Fact,
-// so a step of a million facts holds 40 bytes a fact, not its Fact.
-func (l *Ledger) factClocks(n int, blob func(i int) (path string, h refs.Hash)) ([]clockAt, error) {
+// blobs' order: streamed from cat-file (stream) and decoded into a reused
+// Fact, so a step of a million facts holds 40 bytes a fact, not its Fact.
+func (l *Ledger) factClocks(n int, stream bool, blob func(i int) (path string, h refs.Hash)) ([]clockAt, error) {
 	var mu sync.Mutex
 	var out []clockAt
 	scan := func(sc *doctorScanner, i int, data []byte) {
@@ -339,7 +483,7 @@ func (l *Ledger) factClocks(n int, blob func(i int) (path string, h refs.Hash)) 
 		mu.Unlock()
 	}
 	streamed := false
-	if n >= doctorStreamAt {
+	if stream {
 		scanners := make(chan *doctorScanner, 8)
 		bs := l.Store.NewBlobStream(func(i int, data []byte) {
 			var sc *doctorScanner

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -148,5 +149,55 @@ func TestHealAfterPruneByAppendAndRepair(t *testing.T) {
 	check("heal")
 	if hr, err := a.ledger(t).Heal(); err != nil || hr.Healed {
 		t.Fatalf("a second heal of a whole ledger: %+v %v", hr, err)
+	}
+}
+
+// HistoryWhole (doctor's: the head's trees read and its blobs asked of
+// cat-file, then each commit's difference from its child) finds what
+// `git rev-list --objects` finds: with any one object of the history
+// removed (a commit, a tree only an old commit holds, a fact blob, a
+// segment blob), neither calls it whole; with all there, both do.
+func TestHistoryWholeAgreesWithRevList(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	_, cs := network(t, 1, &now)
+	a := cs[0]
+	for i := 0; i < 300; i++ {
+		a.note(t, fmt.Sprintf("n %d", i)) // more than a segment: a segment blob
+	}
+	l := a.ledger(t)
+	head, _ := l.Head()
+	if whole, err := l.HistoryWhole(); err != nil || !whole || !l.whole(head) {
+		t.Fatalf("a whole history: %v %v %v", whole, err, l.whole(head))
+	}
+	lines := strings.Split(strings.TrimSpace(git(t, a.dir, "rev-list", "--objects", head.String())), "\n")
+	kinds, seen := map[string]int{}, map[string]int{}
+	for _, line := range lines {
+		id, path, _ := strings.Cut(line, " ")
+		kind := strings.TrimSpace(git(t, a.dir, "cat-file", "-t", id))
+		if strings.HasSuffix(path, segBlobExt) {
+			kind = "segment blob"
+		}
+		// The first of each kind, then one in 40.
+		if seen[kind]++; seen[kind]%40 != 1 {
+			continue
+		}
+		kinds[kind]++
+		p := filepath.Join(a.common(), "objects", id[:2], id[2:])
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatalf("%s %s is not loose: %v", kind, id, err)
+		}
+		os.Remove(p)
+		whole, err := l.HistoryWhole()
+		if err != nil || whole || l.whole(head) {
+			t.Errorf("%s %s (%s) removed: HistoryWhole %v %v, rev-list whole %v", kind, id, path, whole, err, l.whole(head))
+		}
+		if err := os.WriteFile(p, b, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("removed in turn: %v", kinds)
+	if kinds["commit"] == 0 || kinds["tree"] == 0 || kinds["blob"] == 0 || kinds["segment blob"] == 0 {
+		t.Fatalf("not every kind of object removed: %v", kinds)
 	}
 }

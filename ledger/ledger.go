@@ -43,9 +43,12 @@ type Ledger struct {
 	// linesAt is the state an append writes on: the segment blob of a
 	// segment it fills takes its lines from that state's mirror.
 	linesAt *facts.State
-	Store   *refs.Store
-	Now     func() time.Time
-	cache   *cache
+	// noSeal leaves the segments an append closes unsealed, as appends
+	// did before (BenchmarkAppendClosing's baseline).
+	noSeal bool
+	Store  *refs.Store
+	Now    func() time.Time
+	cache  *cache
 	// Warnings collects lines that could not be read, for the caller to
 	// show on stderr.
 	Warnings []string

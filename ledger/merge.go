@@ -312,7 +312,8 @@ func (l *Ledger) countFacts(prefix string, t refs.Hash) (int, error) {
 // segment both sides hold alike keeps the blob they agree on (or the one
 // blob of the two, when only one side has it); a segment the merge
 // changed, or whose two blobs differ, gets the segment blob made from
-// the merged segment when it is full (SegmentBlob), else none. A segment
+// the merged segment when it is full or closed (not the merged day's
+// last segment), else none. A segment
 // blob without its segment stays (both sides': the smaller id). With
 // write false nothing is read or written, and a blob to make again
 // counts as equal to neither side.
@@ -332,6 +333,14 @@ func (l *Ledger) mergeSegmentBlobs(ae, be, out []refs.Entry, write bool) (blobs 
 	db, jb := side(be)
 	sameA, sameB = true, true
 	done := map[string]bool{}
+	// The merged day's last segment is the one appends go on writing;
+	// every other is closed, and gets a segment blob however full.
+	last, lastNum := "", -1
+	for _, e := range out {
+		if n, ok := segmentNumber(e.Name); ok && e.Dir && (n > lastNum || n == lastNum && e.Name > last) {
+			last, lastNum = e.Name, n
+		}
+	}
 	for _, e := range out {
 		if !e.Dir {
 			continue
@@ -371,9 +380,11 @@ func (l *Ledger) mergeSegmentBlobs(ae, be, out []refs.Entry, write bool) (blobs 
 			if err != nil {
 				return nil, false, false, err
 			}
-			if data, ok := l.segmentBlobOf(es, nil); ok {
-				if want, err = l.Store.WriteBlob(data); err != nil {
-					return nil, false, false, err
+			if len(es) >= segMax || e.Name != last {
+				if data, ok := l.segmentBlobOf(es, nil); ok {
+					if want, err = l.Store.WriteBlob(data); err != nil {
+						return nil, false, false, err
+					}
 				}
 			}
 		}

@@ -27,6 +27,11 @@ var errTooMany = errors.New("more new facts than a catch-up applies")
 // diffUpTo is diff that stops with errTooMany once it found more than
 // limit new blobs (0: no limit).
 func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
+	return l.diffWith(l.readTree, oldT, newT, limit)
+}
+
+// diffWith is diffUpTo reading trees with readTree.
+func (l *Ledger) diffWith(readTree func(refs.Hash) ([]refs.Entry, error), oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 	var out []blobRef
 	shrank := false
 	var walk func(prefix string, o, n refs.Hash) error
@@ -34,13 +39,13 @@ func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 		if o == n {
 			return nil
 		}
-		ne, err := l.readTree(n)
+		ne, err := readTree(n)
 		if err != nil {
 			return err
 		}
 		var oe []refs.Entry
 		if !o.IsZero() {
-			if oe, err = l.readTree(o); err != nil {
+			if oe, err = readTree(o); err != nil {
 				return err
 			}
 		}

@@ -278,17 +278,28 @@ func TestStreamedRebuildEqualsOld(t *testing.T) {
 
 // A cold rebuild reads the trees once and each fact blob once: one
 // cat-file for the trees, one per core (at most 4) for the blobs, every
-// blob under facts/ streamed exactly once (this ledger's segments never
-// fill: no segment blob), whatever the ledger's size.
+// blob under facts/ streamed exactly once (a segment with a segment
+// blob, closed when its day ended, as that blob alone), whatever the
+// ledger's size.
 func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
 	common, l, now := rebuildLedger(t)
 	genLedger(t, l, rand.New(rand.NewSource(7)), 1500, now)
 	head, _ := l.Head()
-	blobs := 0
-	for _, line := range strings.Split(git(t, filepath.Dir(common), "ls-tree", "-r", "--name-only", head.String(), "facts"), "\n") {
-		if strings.HasSuffix(line, ".json") {
+	paths := strings.Split(git(t, filepath.Dir(common), "ls-tree", "-r", "--name-only", head.String(), "facts"), "\n")
+	sealed := map[string]bool{}
+	for _, line := range paths {
+		if seg, ok := strings.CutSuffix(line, segBlobExt); ok {
+			sealed[seg] = true
+		}
+	}
+	blobs := len(sealed)
+	for _, line := range paths {
+		if strings.HasSuffix(line, ".json") && !sealed[filepath.Dir(line)] {
 			blobs++
 		}
+	}
+	if len(sealed) == 0 {
+		t.Fatal("no segment blob: generate days that end")
 	}
 	os.RemoveAll(filepath.Join(common, "rally", "cache"))
 	l2, err := Open(common, func() time.Time { return now })
@@ -303,7 +314,7 @@ func TestColdRebuildReadsEachBlobOnce(t *testing.T) {
 	}
 	gits, streamed = refs.GitCount-gits, refs.StreamedBlobs.Load()-streamed
 	if streamed != int64(blobs) {
-		t.Fatalf("the rebuild streamed %d blobs, the tree holds %d fact blobs", streamed, blobs)
+		t.Fatalf("the rebuild streamed %d blobs, the tree holds %d fact and segment blobs to read", streamed, blobs)
 	}
 	if want := 1 + min(runtime.GOMAXPROCS(0), 4); gits < 2 || gits > want {
 		t.Fatalf("the rebuild ran %d git processes, want one cat-file for the trees and 1 to %d for the blobs", gits, want-1)

@@ -9,10 +9,12 @@ import (
 	"github.com/git-rally/git-rally/refs"
 )
 
-// A segment blob is derived data beside a full segment:
-// facts/YYYY-MM/DD/NNNN.jsonl holds the lines of the segment NNNN's fact
-// blobs, one a line, in the order of their names. A cold read reads it
-// instead of the segment's tree and its 256 blobs, and believes it only
+// A segment blob is derived data beside a closed segment (one no append
+// writes to again: full, or not its day's last, or the last of a day
+// before the newest): facts/YYYY-MM/DD/NNNN.jsonl holds the lines of the
+// segment NNNN's fact blobs, one a line, in the order of their names. A
+// cold read reads it instead of the segment's tree and its blobs, and
+// believes it only
 // when it rebuilds that tree from it: each line's blob id (git's hash of
 // the line) under the name <its id>.json, the tree of those entries
 // hashed as git hashes it, equal to the segment's tree id in the day
@@ -77,14 +79,25 @@ func lineID(line []byte) ([]byte, bool) {
 	return rest[:q], true
 }
 
-// SegmentBlob returns the segment blob of a segment whose fact blobs are
-// named names and hold contents (in any order), and whether it has one:
-// it holds segMax facts or more, every entry is a one-line blob (ending
-// in its only newline) named by the id the line begins with and .json,
-// and the blob stays within refs.MaxBlob. bench's generator writes
-// ledgers with it, as an append does.
+// SegmentBlob returns the segment blob of a full segment whose fact
+// blobs are named names and hold contents (in any order), and whether it
+// has one: it holds segMax facts or more, and SealBlob makes one of it.
 func SegmentBlob(names []string, contents [][]byte) ([]byte, bool) {
-	if len(names) < segMax || len(names) != len(contents) {
+	if len(names) < segMax {
+		return nil, false
+	}
+	return SealBlob(names, contents)
+}
+
+// SealBlob returns the segment blob of a closed segment (full, or one no
+// append writes to again: segment.go) whose fact blobs are named names
+// and hold contents (in any order), and whether it has one: it holds a
+// fact, every entry is a one-line blob (ending in its only newline)
+// named by the id the line begins with and .json, and the blob stays
+// within refs.MaxBlob. bench's generator writes ledgers with it, as an
+// append does.
+func SealBlob(names []string, contents [][]byte) ([]byte, bool) {
+	if len(names) == 0 || len(names) != len(contents) {
 		return nil, false
 	}
 	idx := make([]int, len(names))

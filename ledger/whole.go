@@ -92,13 +92,19 @@ func (l *Ledger) wholeWalk(h refs.Hash) (bool, int) {
 		os.Remove(l.wholePath())
 		return false, n
 	}
-	switch nb := l.settledBase(h, base, now); {
-	case nb.IsZero():
+	if base != loaded {
 		os.Remove(l.wholePath())
-	case nb != loaded:
+	}
+	l.markWhole(h, base, now)
+	return true, n
+}
+
+// markWhole records the base a check that found h whole (from base)
+// leaves.
+func (l *Ledger) markWhole(h, base refs.Hash, now time.Time) {
+	if nb := l.settledBase(h, base, now); nb != base {
 		l.saveWholeBase(nb)
 	}
-	return true, n
 }
 
 // settledBase is the newest commit on h's first-parent line dated
@@ -138,6 +144,8 @@ var (
 	wholePiece  = 1 << 14
 	wholePieces = 8
 	wholeWalked int
+	// historyWalked counts the commits HistoryWhole read, for tests.
+	historyWalked int
 )
 
 // walkPieces walks everything reachable from h, piece by piece.

@@ -123,3 +123,33 @@ func TestHistoryWholeInPieces(t *testing.T) {
 		t.Error("in pieces, a history without its last append's objects is whole")
 	}
 }
+
+// Doctor's HistoryWhole (an in-process walk of each commit's difference
+// from its child) stops at the base too: the commits it reads are those
+// of the last hour, not the history.
+func TestHistoryWholeDoctorStopsAtBase(t *testing.T) {
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	_, cs := network(t, 1, &now)
+	a := cs[0]
+	for i := 0; i < 40; i++ {
+		a.note(t, "n")
+		now = now.Add(time.Second)
+	}
+	now = now.Add(2 * wholeSettle)
+	a.note(t, "n")
+	historyWalked = 0
+	if ok, err := a.ledger(t).HistoryWhole(); err != nil || !ok || historyWalked < 40 {
+		t.Fatalf("the first check: %v %v, read %d commits", ok, err, historyWalked)
+	}
+	for i := 0; i < 3; i++ {
+		a.note(t, "n")
+	}
+	historyWalked = 0
+	if ok, err := a.ledger(t).HistoryWhole(); err != nil || !ok || historyWalked > 4 {
+		t.Errorf("the second check: %v %v, read %d commits for the 4 appends of the last hour", ok, err, historyWalked)
+	}
+	pruneAppends(t, a, 4)
+	if ok, _ := a.ledger(t).HistoryWhole(); ok {
+		t.Error("whole without the last hour's appends")
+	}
+}

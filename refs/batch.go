@@ -132,7 +132,7 @@ func (st *Store) streamRange(lo, hi int, hash func(i int) Hash, fn func(i int, d
 			fn(i, data[:n])
 		}
 		return nil
-	}, append(PackWindows(), "cat-file", "--batch", "--buffer")...)
+	}, append(st.windows(), "cat-file", "--batch", "--buffer")...)
 }
 
 // WalkTree calls fn with every entry under tree, subtrees included, in

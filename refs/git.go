@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -106,15 +107,24 @@ func startGit(dir string, args ...string) error {
 	return cmd.Process.Release()
 }
 
+// windows are the pack windows of the store's readers of many objects:
+// Windows, else PackWindows.
+func (st *Store) windows() []string {
+	if st.Windows != nil {
+		return slices.Clip(st.Windows)
+	}
+	return PackWindows()
+}
+
 // startCatFile starts `git cat-file` with args (--batch and its options)
 // in the common dir, reading in pack windows, with pipes to its stdin and
 // from its stdout and its stderr into errb: the long-lived readers of many
 // objects (ObjectReader, BlobStream) ask it one object id a line.
-func startCatFile(commonDir string, errb *bytes.Buffer, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
+func (st *Store) startCatFile(errb *bytes.Buffer, args ...string) (*exec.Cmd, io.WriteCloser, io.ReadCloser, error) {
 	countGit()
-	cmd := exec.Command("git", append(append(PackWindows(), "cat-file"), args...)...)
-	cmd.Dir = commonDir
-	cmd.Env = append(os.Environ(), "GIT_DIR="+commonDir)
+	cmd := exec.Command("git", append(append(st.windows(), "cat-file"), args...)...)
+	cmd.Dir = st.CommonDir
+	cmd.Env = append(os.Environ(), "GIT_DIR="+st.CommonDir)
 	cmd.Stderr = errb
 	in, err := cmd.StdinPipe()
 	if err != nil {

@@ -28,7 +28,7 @@ type ObjectReader struct {
 func (st *Store) NewObjectReader() (*ObjectReader, error) {
 	r := &ObjectReader{}
 	r.line[40] = '\n'
-	cmd, in, out, err := startCatFile(st.CommonDir, &r.errb, "--batch")
+	cmd, in, out, err := st.startCatFile(&r.errb, "--batch")
 	if err != nil {
 		return nil, err
 	}

@@ -86,7 +86,11 @@ type Store struct {
 	// Fsync is what the store fsyncs, as git's core.fsync (FsyncOf);
 	// the zero value is git's default: no loose object, no ref.
 	Fsync Fsync
-	db    *objectDB
+	// Windows, when set, replaces PackWindows for the cat-files the
+	// store starts (ObjectReader, BlobStream, Exists): doctor reads a
+	// whole ledger through SmallPackWindows.
+	Windows []string
+	db      *objectDB
 	// journal lists every object put since the last Ensure, with its
 	// bytes, so the objects of an append can be written again when a
 	// concurrent prune removed them before the ref pointed at them.

@@ -27,7 +27,25 @@ type Repo struct {
 	WorkTree  string      // this worktree's top level; "" in a bare repository
 	config    []byte      // <common dir>/config as Discover read it
 	configFI  os.FileInfo // and what it was then
+	// wtFrom is WorkTree as found, before its symlinks were resolved;
+	// "" when WorkTree is not filepath.EvalSymlinks' answer.
+	wtFrom string
 }
+
+// RealDir is filepath.EvalSymlinks(dir), answered without walking the
+// path again when dir is the worktree's top level as Discover found it
+// (a command run there resolves its directory once).
+func (r *Repo) RealDir(dir string) (string, error) {
+	if r.wtFrom != "" && dir == r.wtFrom {
+		return r.WorkTree, nil
+	}
+	return filepath.EvalSymlinks(dir)
+}
+
+// WorkTreeIsReal reports whether WorkTree is free of symlinks
+// (filepath.EvalSymlinks' answer), so that what resolves paths under it
+// need not resolve it again.
+func (r *Repo) WorkTreeIsReal() bool { return r.wtFrom != "" }
 
 // Config returns the repository's config file as Discover read it, while
 // it is still that file (one stat: git config replaces the file, and a
@@ -152,13 +170,11 @@ func (r *Repo) finish() (*Repo, error) {
 		}
 		r.CommonDir = filepath.Clean(cd)
 	}
-	if real, err := filepath.EvalSymlinks(r.CommonDir); err == nil {
-		r.CommonDir = real
-	}
-	if r.WorkTree != "" {
-		if real, err := filepath.EvalSymlinks(r.WorkTree); err == nil {
-			r.WorkTree = real
-		}
+	from := r.WorkTree
+	var ok bool
+	r.CommonDir, r.WorkTree, ok = realDirs(r.CommonDir, r.WorkTree)
+	if ok {
+		r.wtFrom = from
 	}
 	refs.Opens.ConfigFile.Add(1)
 	if b, fi, err := readWithInfo(filepath.Join(r.CommonDir, "config")); err == nil {
@@ -169,6 +185,36 @@ func (r *Repo) finish() (*Repo, error) {
 		}
 	}
 	return r, nil
+}
+
+// realDirs resolves the common dir's and the worktree's symlinks (each
+// kept as it is where it does not resolve; ok says the worktree did). In the usual layout, the
+// common dir <worktree>/.git, a real directory, resolves to the resolved
+// worktree's .git: one lstat, not a second walk of the path from /.
+func realDirs(common, wt string) (string, string, bool) {
+	realWT := ""
+	if wt != "" {
+		if real, err := filepath.EvalSymlinks(wt); err == nil {
+			realWT = real
+		}
+	}
+	switch {
+	case realWT != "" && common == filepath.Join(wt, ".git"):
+		dotgit := filepath.Join(realWT, ".git")
+		if fi, err := os.Lstat(dotgit); err == nil && fi.IsDir() {
+			common = dotgit
+			break
+		}
+		fallthrough
+	default:
+		if real, err := filepath.EvalSymlinks(common); err == nil {
+			common = real
+		}
+	}
+	if realWT == "" {
+		return common, wt, false
+	}
+	return common, realWT, true
 }
 
 // MainWorkTree returns the main checkout of the repository, or "" for a

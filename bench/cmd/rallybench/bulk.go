@@ -63,8 +63,9 @@ func runBulk(args []string) error {
 		paths[i] = fmt.Sprintf("facts/%s/%04d/%s.json", e.path, k/256, f.ID)
 	}
 	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n", len(ents)+1, len(ledger.FormatContent), ledger.FormatContent)
-	// Each full segment's segment blob, as the append that fills it
-	// writes it (ledger.SegmentBlob).
+	// Each closed segment's segment blob (every segment but the newest,
+	// which appends go on writing), as the append that closes it writes
+	// it (ledger.SealBlob).
 	type segment struct {
 		names    []string
 		contents [][]byte
@@ -84,10 +85,10 @@ func runBulk(args []string) error {
 	}
 	var segPaths []string
 	var segMarks []int
-	for _, dir := range segOrder {
+	for k, dir := range segOrder {
 		sg := segs[dir]
-		data, ok := ledger.SegmentBlob(sg.names, sg.contents)
-		if !ok {
+		data, ok := ledger.SealBlob(sg.names, sg.contents)
+		if k == len(segOrder)-1 && len(sg.names) < 256 || !ok {
 			continue
 		}
 		mark := len(ents) + 2 + len(segPaths)
@@ -144,8 +145,9 @@ func bulkFields(i int, start time.Time, gap time.Duration) *facts.Fact {
 // format file only), then one commit per fact, dated at the fact's time
 // (author and committer refs.Signature, the message ledger's), its blob
 // in the newest segment of its day, a new segment after segMax (256)
-// entries, and the append that fills a segment writing its segment blob
-// beside it. fast-import makes the trees; TestCommitsAsAppended holds
+// entries, the append that fills a segment writing its segment blob
+// beside it, and the first append of a day that of the day before's last
+// segment (ledger.SealBlob). fast-import makes the trees; TestCommitsAsAppended holds
 // them to those of real appends, commit ids and all. What it keeps is
 // the current segment's lines: the stream of a million commits is
 // written in constant memory.
@@ -170,12 +172,22 @@ func writeCommits(w io.Writer, n int, end time.Time, gap time.Duration) error {
 	for i := 0; i < n; i++ {
 		f := bulkFact(i, start, gap)
 		at := f.Time()
+		var sealed string
+		var sealData []byte
 		if d := strings.Join(ledger.LayoutDirs(at), "/"); d != day {
+			// A new day closes the last segment of the day before: its
+			// segment blob goes in with this commit.
+			if data, ok := ledger.SealBlob(names, lines); ok && day != "" && len(names) < 256 {
+				sealed, sealData = fmt.Sprintf("%s/%04d.jsonl", day, seg), data
+			}
 			day, seg, names, lines = d, 0, names[:0], lines[:0]
 		} else if len(names) == 256 {
 			seg, names, lines = seg+1, names[:0], lines[:0]
 		}
 		commit(at, facts.CutWords(f.Summary(), 197)+"\n")
+		if sealed != "" {
+			inline(sealed, sealData)
+		}
 		segDir := fmt.Sprintf("%s/%04d", day, seg)
 		inline(segDir+"/"+f.ID+".json", f.Raw)
 		names = append(names, f.ID+".json")

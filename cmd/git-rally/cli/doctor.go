@@ -39,6 +39,12 @@ type doctorJSON struct {
 	Removed []string `json:"removed"`
 	// Repaired counts the facts --repair wrote back (0: nothing missing).
 	Repaired int `json:"repaired,omitempty"`
+	// Sealed counts the segment blobs --repair wrote for closed segments
+	// that lacked one (a ledger written before appends wrote them).
+	Sealed int `json:"sealed,omitempty"`
+	// Unsealed counts the closed segments without a segment blob, which
+	// a cold read reads fact by fact; --repair writes their blobs.
+	Unsealed int `json:"unsealed,omitempty"`
 	// Signatures counts the verdicts of every fact (with signing or an
 	// allowed-signers file configured).
 	Signatures map[string]int `json:"signatures,omitempty"`
@@ -59,7 +65,7 @@ func newCmdDoctor(f *factory) *cobra.Command {
 	}
 	c.Flags().BoolVar(&opts.reap, "reap-stale", false, "list what the reaper would close")
 	c.Flags().BoolVar(&opts.apply, "apply", false, "with --reap-stale: append the closing facts (authored by rally)")
-	c.Flags().BoolVar(&opts.repair, "repair", false, "when objects of the ledger's history are missing (a git prune beside appends), write every fact back from this clone's cache in a new commit")
+	c.Flags().BoolVar(&opts.repair, "repair", false, "when objects of the ledger's history are missing (a git prune beside appends), write every fact back from this clone's cache in a new commit; and write the segment blobs closed segments lack (a ledger written before appends wrote them), so a cold read reads each segment as one blob")
 	addJSONFlags(c, &opts.j)
 	return c
 }
@@ -82,9 +88,21 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 			healed = &hr
 		}
 	}
+	var sealed ledger.SealResult
+	if opts.repair {
+		if sealed, err = l.SealClosed(); err != nil {
+			return err
+		}
+	}
 	problems, err := l.Doctor(5000)
 	if err != nil {
 		return err
+	}
+	unsealed := 0
+	if !opts.repair {
+		if unsealed, err = l.Unsealed(); err != nil {
+			return err
+		}
 	}
 	if !opts.repair {
 		if whole, err := l.HistoryWhole(); err == nil && !whole && !hasCode(problems, "missing-object") {
@@ -129,6 +147,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 	if healed != nil {
 		out.Repaired = healed.Facts
 	}
+	out.Sealed, out.Unsealed = sealed.Segments, unsealed
 	out.OK = len(out.Problems) == 0
 	if opts.j.On() {
 		if err := f.PrintJSON(&opts.j, out); err != nil {
@@ -140,6 +159,12 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 		if healed != nil {
 			fmt.Fprintf(f.Out, "repaired: objects of the ledger's history at %s were missing; wrote %s back from this clone's cache in %s\n", healed.OldHead, plural(healed.Facts, "fact"), healed.Head)
+		}
+		if out.Sealed > 0 {
+			fmt.Fprintf(f.Out, "sealed: wrote the segment blobs of %s in %s\n", plural(out.Sealed, "closed segment"), sealed.Head)
+		}
+		if out.Unsealed > 0 {
+			fmt.Fprintf(f.Out, "note: %s without a segment blob (written before appends wrote them): a cold read reads their facts one by one; git rally doctor --repair writes them\n", plural(out.Unsealed, "closed segment"))
 		}
 		for _, p := range out.Removed {
 			fmt.Fprintf(f.Out, "removed %s (a temporary object file a killed writer left)\n", p)

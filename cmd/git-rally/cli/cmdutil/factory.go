@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -149,13 +148,16 @@ func (f *Factory) Repo() (*worktree.Repo, error) {
 	if err != nil {
 		return nil, err
 	}
-	return f.RepoAt(wd)
+	return f.repoAt(wd, true)
 }
 
 // RepoAt is the repository holding dir: the command's (Repo), discovered
 // once, when dir is where it was or would be discovered from; another
 // directory's is discovered each time.
-func (f *Factory) RepoAt(dir string) (*worktree.Repo, error) {
+func (f *Factory) RepoAt(dir string) (*worktree.Repo, error) { return f.repoAt(dir, false) }
+
+// repoAt is RepoAt; isWd says dir is the current directory, just read.
+func (f *Factory) repoAt(dir string, isWd bool) (*worktree.Repo, error) {
 	if f.repo != nil && dir == f.repoDir {
 		return f.repo, nil
 	}
@@ -164,7 +166,11 @@ func (f *Factory) RepoAt(dir string) (*worktree.Repo, error) {
 		return nil, err
 	}
 	if f.repo == nil {
-		if wd, err := os.Getwd(); err == nil && wd == dir {
+		if !isWd {
+			wd, err := os.Getwd()
+			isWd = err == nil && wd == dir
+		}
+		if isWd {
 			f.repo, f.repoDir = r, dir
 		}
 	}
@@ -236,10 +242,10 @@ func (f *Factory) PathContext() (facts.PathContext, error) {
 		return facts.PathContext{}, err
 	}
 	wd, _ := os.Getwd()
-	if real, err := filepath.EvalSymlinks(wd); err == nil {
+	if real, err := r.RealDir(wd); err == nil {
 		wd = real
 	}
-	return facts.PathContext{Root: r.WorkTree, Cwd: wd}, nil
+	return facts.PathContext{Root: r.WorkTree, Cwd: wd, RootIsReal: r.WorkTreeIsReal()}, nil
 }
 
 // Identity resolves the author: --tool, $RALLY_TOOL, git config rally.tool,
