@@ -146,6 +146,10 @@ var (
 	wholeWalked int
 	// historyWalked counts the commits HistoryWhole read, for tests.
 	historyWalked int
+	// historyBudget is how many commits HistoryWhole reads in-process
+	// (an in-process walk holds less than git's, but at 200k commits
+	// cost 39 s of CPU against rev-list's 6.4) before it asks git.
+	historyBudget = 1 << 14
 )
 
 // walkPieces walks everything reachable from h, piece by piece.

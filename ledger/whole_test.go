@@ -153,3 +153,24 @@ func TestHistoryWholeDoctorStopsAtBase(t *testing.T) {
 		t.Error("whole without the last hour's appends")
 	}
 }
+
+// Beyond historyBudget commits, doctor's walk leaves it to git's
+// rev-list (in pieces): it reads no more than the budget in-process, and
+// still finds a hole.
+func TestHistoryWholeDoctorBudget(t *testing.T) {
+	defer func(n int) { historyBudget = n }(historyBudget)
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	_, cs := network(t, 1, &now)
+	a := cs[0]
+	for i := 0; i < 30; i++ {
+		a.note(t, "n")
+	}
+	historyBudget, historyWalked, wholeWalked = 5, 0, 0
+	if ok, err := a.ledger(t).HistoryWhole(); err != nil || !ok || historyWalked > 6 || wholeWalked < 30*7 {
+		t.Fatalf("whole %v %v, read %d commits in-process, git walked %d objects", ok, err, historyWalked, wholeWalked)
+	}
+	pruneAppends(t, a, 1)
+	if ok, _ := a.ledger(t).HistoryWhole(); ok {
+		t.Error("whole without the last append")
+	}
+}
