@@ -10,7 +10,11 @@
 # NNNN.jsonl beside it as an append writes it), then TAIL (default 10,000) real
 # appends, one commit each (rallybench build -max-batch 1: ledger.Ledger.Append,
 # a simulated room), then `git gc` (packed as a clone receives it). A 1k
-# ledger made the same way is the warm claim's reference.
+# ledger made the same way is the warm claim's reference. COMMITS=all
+# writes the first N - TAIL facts one commit each instead, as rally's
+# appends write them (rallybench bulk -commits: an init commit, then a
+# commit per fact, trees and segment blobs as an append makes them): the
+# history of a team that wrote N facts, N commits long.
 #
 # Then, RUNS times each (medians), every command timed as a whole process
 # with its max RSS (wait4, through `rallybench rusage`):
@@ -37,7 +41,7 @@
 #
 # Usage: bench/scale.sh                     (1M facts: about 15-30 min on 2 cores)
 #        N=100000 bench/scale.sh            (the 100k figures: cold room ≤ 1 s, ≤ 100 MiB)
-# Knobs: N, TAIL, SYNC, RUNS (3), DOCTOR (1), SIGNED (1), COMMANDS (1), KEEP (1 keeps the work directory),
+# Knobs: N, TAIL, SYNC, RUNS (3), COMMITS (all: a commit per fact), DOCTOR (1), SIGNED (1), COMMANDS (1), KEEP (1 keeps the work directory),
 # LEDGER (a directory kept from an earlier run with KEEP=1: reuse its ledgers),
 # SYNC_ONLY (1: only the sync, RUNS times, into a copy of the big ledger
 # standing for the clone, its tracking ref at the origin's head; with
@@ -52,6 +56,7 @@ DOCTOR=${DOCTOR:-1}
 SYNC_ONLY=${SYNC_ONLY:-0}
 SIGNED=${SIGNED:-1}
 COMMANDS=${COMMANDS:-1}
+COMMITS=${COMMITS:-one}
 if [ "$DOCTOR" != 1 ] || ! command -v ssh-keygen >/dev/null; then SIGNED=0; fi
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,15 +94,19 @@ ledger() {
 	[ "$tail" -gt "$n" ] && tail=$n
 	git init -q "$d"
 	t=$(now_ms)
+	local how="in one commit (rallybench bulk)" flag=
+	if [ "$COMMITS" = all ]; then
+		how="one commit each (rallybench bulk -commits)" flag=-commits
+	fi
 	if [ $((n - tail)) -gt 0 ]; then
 		# The bulk ends before the appended facts begin: the simulated
 		# room writes about a fact a minute with quiet stretches (10k facts
 		# over 8 days), and its appender's clock is each commit's time, so
 		# bulk facts dated after it would be held back as future-dated.
-		rallybench bulk -facts $((n - tail)) -end-in -$((tail * 2 + 1440))m | git -C "$d" fast-import --quiet
+		rallybench bulk $flag -facts $((n - tail)) -end-in -$((tail * 2 + 1440))m | git -C "$d" fast-import --quiet
 	fi
 	(cd "$d" && "$rally" init >/dev/null)
-	echo "- $n facts: $((n - tail)) in one commit (rallybench bulk), then $(rallybench build -dir "$d" -facts "$tail" -max-batch 1 -loose)"
+	echo "- $n facts: $((n - tail)) $how, then $(rallybench build -dir "$d" -facts "$tail" -max-batch 1 -loose)"
 	git -C "$d" gc --quiet
 	echo "  built and packed in $(secs_since "$t"): $(git -C "$d" count-objects -vH | awk '/^in-pack:/{p=$2} /^size-pack:/{s=$2" "$3} END {print p " objects, pack " s}')"
 }

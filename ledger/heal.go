@@ -3,6 +3,7 @@ package ledger
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path"
 	"strings"
 
@@ -50,7 +51,9 @@ func historyFailure(err error) error {
 // child's does not (a diff, whose trees are read) is checked: what a
 // parent shares with a child at a path was checked with the child. It
 // holds the commits seen (a history's merges reach a commit twice) and a
-// step's trees.
+// step's trees. It stops at the base an earlier check found whole
+// (whole.go): at 100k commits a walk of every one cost doctor most of its
+// time.
 func (l *Ledger) HistoryWhole() (bool, error) {
 	head, err := l.Head()
 	if err != nil || head.IsZero() {
@@ -67,25 +70,46 @@ func (l *Ledger) HistoryWhole() (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	whole := l.historyWhole(head, or, ex)
+	now := l.Now()
+	base := l.loadWholeBase()
+	whole, met, long := l.historyWhole(head, base, or, ex)
 	missing, err := ex.Close()
 	if err != nil {
 		return false, err
 	}
-	return whole && missing == 0, nil
+	if long {
+		// More commits than historyBudget: read one by one here they
+		// cost 39 s of CPU at 200k commits, git's rev-list 6.4 (in
+		// pieces: whole.go).
+		return l.whole(head), nil
+	}
+	if !whole || missing > 0 {
+		os.Remove(l.wholePath())
+		return false, nil
+	}
+	if !met && !base.IsZero() {
+		// Not below the head (a ledger written anew): walked through.
+		os.Remove(l.wholePath())
+		base = refs.ZeroHash
+	}
+	l.markWhole(head, base, now)
+	return true, nil
 }
 
-func (l *Ledger) historyWhole(head refs.Hash, or *refs.ObjectReader, ex *refs.ExistCheck) bool {
+// historyWhole walks from head down to base (what it reaches was found
+// whole before), or to the roots, and says whether it met base; it stops
+// (long) after historyBudget commits.
+func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *refs.ExistCheck) (whole, met, long bool) {
 	c, err := or.ReadCommit(head)
 	if err != nil {
-		return false
+		return false, met, false
 	}
 	if walkTreeWith(or.ReadTree, c.Tree, func(_ []byte, dir bool, h refs.Hash) {
 		if !dir {
 			ex.Add(h)
 		}
 	}) != nil {
-		return false
+		return false, met, false
 	}
 	type below struct{ commit, childTree refs.Hash }
 	todo := []below{}
@@ -150,16 +174,23 @@ func (l *Ledger) historyWhole(head refs.Hash, or *refs.ObjectReader, ex *refs.Ex
 	for len(todo) > 0 {
 		b := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
+		if b.commit == base {
+			met = true
+			continue
+		}
 		if seen[b.commit] {
 			continue
 		}
 		seen[b.commit] = true
+		if historyWalked++; len(seen) > historyBudget {
+			return false, met, true
+		}
 		c, err := or.ReadCommit(b.commit)
 		if err != nil {
-			return false
+			return false, met, false
 		}
 		if only(b.childTree, c.Tree) != nil {
-			return false
+			return false, met, false
 		}
 		prev, cur = cur, prev
 		clear(cur)
@@ -167,14 +198,7 @@ func (l *Ledger) historyWhole(head refs.Hash, or *refs.ObjectReader, ex *refs.Ex
 			todo = append(todo, below{p, c.Tree})
 		}
 	}
-	return true
-}
-
-func (l *Ledger) whole(h refs.Hash) bool {
-	// Every object of the history: in pack windows (a million facts:
-	// 289 MB of RSS in git's default windows, 143 MB in these).
-	_, err := refs.Git(l.Store.CommonDir, nil, append(refs.PackWindows(), "rev-list", "--objects", "--quiet", h.String())...)
-	return err == nil
+	return true, met, false
 }
 
 // HealResult says what Heal did.

@@ -273,10 +273,12 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 		if err != nil {
 			return fmt.Errorf("listing ledger commits: %w", err)
 		}
-		if scs, err = l.Store.ReadSignedCommits(hashes); err != nil {
-			return fmt.Errorf("reading ledger commits: %w", err)
-		}
 		big = len(hashes) >= bigWalk
+		if !big {
+			if scs, err = l.Store.ReadSignedCommits(hashes); err != nil {
+				return fmt.Errorf("reading ledger commits: %w", err)
+			}
+		}
 		if big {
 			// A record a fact is what it keeps, the commits' and paths'
 			// garbage what it drops: collected as a rebuild is (at a hot
@@ -294,20 +296,23 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 	}
 	defer sw.abandon()
 	// Each commit's signature, checked once; keys first in sigs.
-	recs := make([]sigRecord, len(scs))
-	for i, sc := range scs {
-		rec, key := checkSignature(sc)
-		if rec.state == 'g' {
-			k := string(key.Marshal())
-			n, ok := vc.keyIdx[k]
-			if !ok {
-				n = len(vc.keys)
-				vc.keyIdx[k], vc.keys = n, append(vc.keys, key)
-				fmt.Fprintf(sw.w, "k %d %s", n, refs.SSH.KeyLine(key))
+	check := func(scs []refs.SignedCommit) []sigRecord {
+		recs := make([]sigRecord, len(scs))
+		for i, sc := range scs {
+			rec, key := checkSignature(sc)
+			if rec.state == 'g' {
+				k := string(key.Marshal())
+				n, ok := vc.keyIdx[k]
+				if !ok {
+					n = len(vc.keys)
+					vc.keyIdx[k], vc.keys = n, append(vc.keys, key)
+					fmt.Fprintf(sw.w, "k %d %s", n, refs.SSH.KeyLine(key))
+				}
+				rec.key = int32(n)
 			}
-			rec.key = int32(n)
+			recs[i] = rec
 		}
-		recs[i] = rec
+		return recs
 	}
 	var line []byte
 	record := func(rec sigRecord, id []byte) {
@@ -322,37 +327,24 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 		}
 	}
 	if big {
-		at := make(map[refs.Hash]int, len(hashes))
-		merges := map[refs.Hash]bool{}
-		var diffed []refs.Hash
-		for i, h := range hashes {
-			switch len(scs[i].Parents) {
-			case 0:
-				// A root commit brings in its whole tree: listed by
-				// ls-tree, streamed (a ledger imported in one commit of a
-				// million facts cost diff-tree --root 520 MB).
-				if err := l.Store.WalkTree(scs[i].Tree, func(p []byte, dir bool, _ refs.Hash) {
-					if !dir {
-						fact(recs[i], p)
-					}
-				}); err != nil {
-					return fmt.Errorf("listing ledger commits: %w", err)
-				}
-				continue
-			case 1:
-			default:
-				merges[h] = true
+		// walkChunk commits at a time: read, checked and diffed, then
+		// dropped (a first verification of a million commits held
+		// every one, its message and its signed payload).
+		for lo := 0; lo < len(hashes); lo += walkChunk {
+			hs := hashes[lo:min(lo+walkChunk, len(hashes))]
+			scs, err := l.Store.ReadSignedCommits(hs)
+			if err != nil {
+				return fmt.Errorf("reading ledger commits: %w", err)
 			}
-			at[h] = i
-			diffed = append(diffed, h)
-		}
-		err := l.Store.EachAddedFile(diffed, func(h refs.Hash) bool { return merges[h] }, func(h refs.Hash, p []byte) {
-			fact(recs[at[h]], p)
-		})
-		if err != nil {
-			return fmt.Errorf("diffing ledger commits: %w", err)
+			if len(hs) > walkHeld {
+				walkHeld = len(hs)
+			}
+			if err := l.recordChunk(hs, scs, check(scs), fact); err != nil {
+				return err
+			}
 		}
 	} else {
+		recs := check(scs)
 		trees := make(map[refs.Hash]refs.Hash, len(hashes))
 		for i, sc := range scs {
 			trees[hashes[i]] = sc.Tree
@@ -389,6 +381,51 @@ func (l *Ledger) updateVerdicts(vc *verdictCache, head refs.Hash) error {
 		return err
 	}
 	vc.head, vc.sigsLen = head.String(), sl
+	return nil
+}
+
+// walkChunk is how many commits a long verification reads, checks and
+// diffs at a time (a cat-file and a diff-tree each); walkHeld, for tests,
+// the most it held at once.
+var (
+	walkChunk = 1 << 13
+	walkHeld  int
+)
+
+// recordChunk records what each of the commits hs (read as scs, checked
+// as recs) introduced: a root commit its whole tree, any other what
+// diff-tree says it adds against every parent.
+func (l *Ledger) recordChunk(hs []refs.Hash, scs []refs.SignedCommit, recs []sigRecord, fact func(sigRecord, []byte)) error {
+	at := make(map[refs.Hash]int, len(hs))
+	merges := map[refs.Hash]bool{}
+	var diffed []refs.Hash
+	for i, h := range hs {
+		switch len(scs[i].Parents) {
+		case 0:
+			// A root commit brings in its whole tree: listed by
+			// ls-tree, streamed (a ledger imported in one commit of a
+			// million facts cost diff-tree --root 520 MB).
+			if err := l.Store.WalkTree(scs[i].Tree, func(p []byte, dir bool, _ refs.Hash) {
+				if !dir {
+					fact(recs[i], p)
+				}
+			}); err != nil {
+				return fmt.Errorf("listing ledger commits: %w", err)
+			}
+			continue
+		case 1:
+		default:
+			merges[h] = true
+		}
+		at[h] = i
+		diffed = append(diffed, h)
+	}
+	err := l.Store.EachAddedFile(diffed, func(h refs.Hash) bool { return merges[h] }, func(h refs.Hash, p []byte) {
+		fact(recs[at[h]], p)
+	})
+	if err != nil {
+		return fmt.Errorf("diffing ledger commits: %w", err)
+	}
 	return nil
 }
 

@@ -130,6 +130,37 @@ func TestVerdictsIncremental(t *testing.T) {
 // (rev-list, cat-file --batch, diff-tree --stdin) and gives the verdicts
 // the in-process walk gives.
 func TestVerdictsBigWalk(t *testing.T) {
+	bigWalkVerdicts(t)
+}
+
+// ... walkChunk commits at a time (a first verification of a million
+// commits held every one): the same records, byte for byte, and no more
+// than a chunk of commits held at once.
+func TestVerdictsBigWalkChunked(t *testing.T) {
+	defer func(n int) { walkChunk = n }(walkChunk)
+	walkChunk, walkHeld = 16, 0
+	b := bigWalkVerdicts(t)
+	if walkHeld > 16 {
+		t.Errorf("held %d commits at once, want at most a chunk (16)", walkHeld)
+	}
+	vdir := filepath.Join(b.common(), "rally", "verdicts")
+	chunked, err := os.ReadFile(filepath.Join(vdir, "sigs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.RemoveAll(vdir)
+	walkChunk, walkHeld = 1<<16, 0
+	b.verifier(t)
+	whole, _ := os.ReadFile(filepath.Join(vdir, "sigs"))
+	if string(chunked) != string(whole) {
+		t.Errorf("records differ by chunks:\n%s\n---\n%s", chunked, whole)
+	}
+	if walkHeld < bigWalk+8 {
+		t.Errorf("unchunked, held %d commits at once, want every one", walkHeld)
+	}
+}
+
+func bigWalkVerdicts(t *testing.T) *clone {
 	now := t0
 	_, cs := network(t, 2, &now)
 	a, b := cs[0], cs[1]
@@ -166,4 +197,5 @@ func TestVerdictsBigWalk(t *testing.T) {
 	if got := v.Verdict(unsigned.ID, unsigned.Tool); got != Unsigned {
 		t.Errorf("unsigned note: %s", got)
 	}
+	return b
 }

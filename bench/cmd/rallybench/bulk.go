@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"path"
 	"sort"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/git-rally/git-rally/facts"
 	"github.com/git-rally/git-rally/ledger"
+	"github.com/git-rally/git-rally/refs"
 )
 
 // runBulk writes a git fast-import stream of one commit on
@@ -27,25 +29,22 @@ func runBulk(args []string) error {
 	gap := fl.Duration("gap", 10*time.Second, "time between two facts")
 	oneDay := fl.Bool("one-day", false, "put every fact under the last fact's day")
 	endIn := fl.Duration("end-in", -time.Hour, "the last fact's time from now (positive: dated in the future)")
+	commits := fl.Bool("commits", false, "one commit per fact, as rally's appends write them (an init commit first)")
 	fl.Parse(args)
 	end := time.Now().UTC().Add(*endIn).Truncate(time.Second)
+	if *commits {
+		w := bufio.NewWriterSize(os.Stdout, 1<<20)
+		if err := writeCommits(w, *n, end, *gap); err != nil {
+			return err
+		}
+		return w.Flush()
+	}
 	start := end.Add(-time.Duration(*n) * *gap)
 	type ent struct{ path, raw string }
 	ents := make([]ent, 0, *n)
 	for i := 0; i < *n; i++ {
-		at := start.Add(time.Duration(i) * *gap)
-		agent := fmt.Sprintf("bench:agent%02d", i/10%20)
-		f := &facts.Fact{V: 1, Tool: agent, At: facts.FormatTime(at), Clock: int64(i + 1)}
-		switch i % 10 {
-		case 0:
-			f.Kind, f.Scopes, f.Access = facts.KindClaim, []string{fmt.Sprintf("file:src/p%d/f%d.go", i%97, i)}, facts.Exclusive
-		case 1:
-			f.Kind, f.Scopes = facts.KindRelease, []string{fmt.Sprintf("file:src/p%d/f%d.go", (i-1)%97, i-1)}
-		default:
-			f.Kind, f.Subject = facts.KindNote, fmt.Sprintf("working on step %d of task %d", i%7, i/300)
-		}
-		f.Seal()
-		day := at
+		f := bulkFact(i, start, *gap)
+		day := f.Time()
 		if *oneDay {
 			day = end
 		}
@@ -112,5 +111,93 @@ func runBulk(args []string) error {
 		fmt.Fprintf(w, "M 100644 :%d %s\n", segMarks[k], p)
 	}
 	fmt.Fprintln(w)
+	return nil
+}
+
+// bulkFact is the generator's fact i, sealed: notes, claims and releases
+// by 20 agents, one every gap from start, clock i+1.
+func bulkFact(i int, start time.Time, gap time.Duration) *facts.Fact {
+	f := bulkFields(i, start, gap)
+	f.V, f.Clock = 1, int64(i+1)
+	f.Seal()
+	return f
+}
+
+// bulkFields is fact i as a rule hands it to an append: what the append
+// adds (version, clock, id) not set yet.
+func bulkFields(i int, start time.Time, gap time.Duration) *facts.Fact {
+	at := start.Add(time.Duration(i) * gap)
+	agent := fmt.Sprintf("bench:agent%02d", i/10%20)
+	f := &facts.Fact{Tool: agent, At: facts.FormatTime(at)}
+	switch i % 10 {
+	case 0:
+		f.Kind, f.Scopes, f.Access = facts.KindClaim, []string{fmt.Sprintf("file:src/p%d/f%d.go", i%97, i)}, facts.Exclusive
+	case 1:
+		f.Kind, f.Scopes = facts.KindRelease, []string{fmt.Sprintf("file:src/p%d/f%d.go", (i-1)%97, i-1)}
+	default:
+		f.Kind, f.Subject = facts.KindNote, fmt.Sprintf("working on step %d of task %d", i%7, i/300)
+	}
+	return f
+}
+
+// writeCommits writes a fast-import stream of n facts on
+// refs/rally/ledger as rally's appends write them: an init commit (the
+// format file only), then one commit per fact, dated at the fact's time
+// (author and committer refs.Signature, the message ledger's), its blob
+// in the newest segment of its day, a new segment after segMax (256)
+// entries, the append that fills a segment writing its segment blob
+// beside it, and the first append of a day that of the day before's last
+// segment (ledger.SealBlob). fast-import makes the trees; TestCommitsAsAppended holds
+// them to those of real appends, commit ids and all. What it keeps is
+// the current segment's lines: the stream of a million commits is
+// written in constant memory.
+func writeCommits(w io.Writer, n int, end time.Time, gap time.Duration) error {
+	start := end.Add(-time.Duration(n) * gap)
+	who := refs.Signature.Name + " <" + refs.Signature.Email + ">"
+	commit := func(when time.Time, msg string) {
+		t := fmt.Sprintf("%d +0000", when.Unix())
+		fmt.Fprintf(w, "commit %s\nauthor %s %s\ncommitter %s %s\ndata %d\n%s", ledger.LedgerRef, who, t, who, t, len(msg), msg)
+	}
+	inline := func(path string, data []byte) {
+		fmt.Fprintf(w, "M 100644 inline %s\ndata %d\n%s\n", path, len(data), data)
+	}
+	// rally init, a gap before the first fact.
+	commit(start.Add(-gap), "init rally ledger\n")
+	inline(ledger.FormatFile, []byte(ledger.FormatContent))
+	w.Write([]byte("\n"))
+	var day string
+	seg := 0
+	var names []string
+	var lines [][]byte
+	for i := 0; i < n; i++ {
+		f := bulkFact(i, start, gap)
+		at := f.Time()
+		var sealed string
+		var sealData []byte
+		if d := strings.Join(ledger.LayoutDirs(at), "/"); d != day {
+			// A new day closes the last segment of the day before: its
+			// segment blob goes in with this commit.
+			if data, ok := ledger.SealBlob(names, lines); ok && day != "" && len(names) < 256 {
+				sealed, sealData = fmt.Sprintf("%s/%04d.jsonl", day, seg), data
+			}
+			day, seg, names, lines = d, 0, names[:0], lines[:0]
+		} else if len(names) == 256 {
+			seg, names, lines = seg+1, names[:0], lines[:0]
+		}
+		commit(at, facts.CutWords(f.Summary(), 197)+"\n")
+		if sealed != "" {
+			inline(sealed, sealData)
+		}
+		segDir := fmt.Sprintf("%s/%04d", day, seg)
+		inline(segDir+"/"+f.ID+".json", f.Raw)
+		names = append(names, f.ID+".json")
+		lines = append(lines, f.Raw)
+		if data, ok := ledger.SegmentBlob(names, lines); ok && len(names) == 256 {
+			inline(segDir+".jsonl", data)
+		}
+		if _, err := w.Write([]byte("\n")); err != nil {
+			return err
+		}
+	}
 	return nil
 }
