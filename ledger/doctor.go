@@ -122,21 +122,8 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		chain = append(chain, s)
 		h = s.parent
 	}
-	prev, cur := map[refs.Hash][]refs.Entry{}, map[refs.Hash][]refs.Entry{}
-	readTree := func(h refs.Hash) ([]refs.Entry, error) {
-		if es, ok := prev[h]; ok {
-			cur[h] = es
-			return es, nil
-		}
-		if es, ok := cur[h]; ok {
-			return es, nil
-		}
-		es, err := or.ReadTree(h)
-		if err == nil {
-			cur[h] = es
-		}
-		return es, err
-	}
+	trees := newTreeGens(or.ReadTree)
+	readTree := trees.read
 	var ps []Problem
 	var max int64
 	prevTree := refHashZero
@@ -197,8 +184,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 			max = top
 		}
 		prevTree = s.tree
-		prev, cur = cur, prev
-		clear(cur)
+		trees.next()
 	}
 	return ps, nil
 }

@@ -117,21 +117,8 @@ func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *r
 		todo = append(todo, below{p, c.Tree})
 	}
 	seen := map[refs.Hash]bool{head: true}
-	prev, cur := map[refs.Hash][]refs.Entry{}, map[refs.Hash][]refs.Entry{}
-	readTree := func(h refs.Hash) ([]refs.Entry, error) {
-		if es, ok := prev[h]; ok {
-			cur[h] = es
-			return es, nil
-		}
-		if es, ok := cur[h]; ok {
-			return es, nil
-		}
-		es, err := or.ReadTree(h)
-		if err == nil {
-			cur[h] = es
-		}
-		return es, err
-	}
+	trees := newTreeGens(or.ReadTree)
+	readTree := trees.read
 	// only calls fn with each object under tree n that is not at its
 	// path under o, reading the trees (so they are there).
 	var only func(o, n refs.Hash) error
@@ -192,8 +179,7 @@ func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *r
 		if only(b.childTree, c.Tree) != nil {
 			return false, met, false
 		}
-		prev, cur = cur, prev
-		clear(cur)
+		trees.next()
 		for _, p := range c.Parents {
 			todo = append(todo, below{p, c.Tree})
 		}
@@ -297,4 +283,39 @@ func (l *Ledger) Heal() (HealResult, error) {
 	l.last = nil
 	res.Healed, res.Head, res.OldHead = true, commit, head
 	return res, nil
+}
+
+// treeGens keeps the trees of a walk's last two steps (a commit and its
+// parent share most of theirs): a tree read in the previous step moves to
+// this one, anything older is dropped, so a walk over the whole history
+// holds two steps' trees, not every tree it read.
+type treeGens struct {
+	prev, cur map[refs.Hash][]refs.Entry
+	readTree  func(refs.Hash) ([]refs.Entry, error)
+}
+
+func newTreeGens(readTree func(refs.Hash) ([]refs.Entry, error)) *treeGens {
+	return &treeGens{prev: map[refs.Hash][]refs.Entry{}, cur: map[refs.Hash][]refs.Entry{}, readTree: readTree}
+}
+
+// read returns tree h's entries, from the last two steps when it was read there.
+func (t *treeGens) read(h refs.Hash) ([]refs.Entry, error) {
+	if es, ok := t.prev[h]; ok {
+		t.cur[h] = es
+		return es, nil
+	}
+	if es, ok := t.cur[h]; ok {
+		return es, nil
+	}
+	es, err := t.readTree(h)
+	if err == nil {
+		t.cur[h] = es
+	}
+	return es, err
+}
+
+// next starts a step: the previous step's trees not read again are dropped.
+func (t *treeGens) next() {
+	t.prev, t.cur = t.cur, t.prev
+	clear(t.cur)
 }
