@@ -1,9 +1,12 @@
 package cli
 
 import (
+	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 
 	"github.com/git-rally/git-rally/refs"
 )
@@ -55,10 +58,33 @@ func (f *factory) startPager() func() {
 	// Colour decided for the terminal stays on through the pager.
 	f.ColorOn()
 	out := f.Out
-	f.Out = in
+	f.Out = &pagerPipe{w: in}
 	return func() {
 		in.Close()
 		cmd.Wait()
 		f.Out = out
 	}
+}
+
+// pagerPipe is the pager's standard input. A pager that quits before the
+// output ends (q in less) closes the pipe: the rest of the output is
+// dropped, and the command still succeeds. Git dies of SIGPIPE there
+// (status 141) without a word; a Go process ignores SIGPIPE on a pipe that
+// is not its stdout and got EPIPE, which it reported as "write |1: broken
+// pipe", exit 1, whenever the pager was gone before the first write.
+type pagerPipe struct {
+	w    io.Writer
+	gone bool
+}
+
+func (p *pagerPipe) Write(b []byte) (int, error) {
+	if p.gone {
+		return len(b), nil
+	}
+	n, err := p.w.Write(b)
+	if errors.Is(err, syscall.EPIPE) {
+		p.gone = true
+		return len(b), nil
+	}
+	return n, err
 }
