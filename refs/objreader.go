@@ -16,24 +16,36 @@ import (
 // of a packed object loads the pack's index (go-git's, and the offsets
 // table: about 70 MB at a million facts, held to the end of the read).
 type ObjectReader struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	out  *bufio.Reader
-	errb bytes.Buffer
-	line [41]byte
-	err  error
+	st     *Store
+	budget int // reads a cat-file serves before the next is started; 0: no end
+	reads  int // by this cat-file
+	cmd    *exec.Cmd
+	in     io.WriteCloser
+	out    *bufio.Reader
+	errb   bytes.Buffer
+	line   [41]byte
+	err    error
 }
 
-// NewObjectReader starts the cat-file.
+// NewObjectReader starts the cat-file. When the store has a ReadBudget,
+// a new cat-file is started after each ReadBudget reads.
 func (st *Store) NewObjectReader() (*ObjectReader, error) {
-	r := &ObjectReader{}
+	r := &ObjectReader{st: st, budget: st.ReadBudget}
 	r.line[40] = '\n'
-	cmd, in, out, err := st.startCatFile(&r.errb, "--batch")
-	if err != nil {
+	if err := r.start(); err != nil {
 		return nil, err
 	}
-	r.cmd, r.in, r.out = cmd, in, bufio.NewReaderSize(out, 64<<10)
 	return r, nil
+}
+
+func (r *ObjectReader) start() error {
+	r.errb.Reset()
+	cmd, in, out, err := r.st.startCatFile(&r.errb, "--batch")
+	if err != nil {
+		return err
+	}
+	r.cmd, r.in, r.out, r.reads = cmd, in, bufio.NewReaderSize(out, 64<<10), 0
+	return nil
 }
 
 // read returns the content of object h, which must be of type kind.
@@ -45,6 +57,15 @@ func (r *ObjectReader) read(kind string, h Hash) ([]byte, error) {
 		r.err = err
 		return nil, err
 	}
+	if r.budget > 0 && r.reads >= r.budget {
+		if err := r.Close(); err != nil {
+			return fail(fmt.Errorf("cat-file: %w", err))
+		}
+		if err := r.start(); err != nil {
+			return fail(err)
+		}
+	}
+	r.reads++
 	hex.Encode(r.line[:40], h[:])
 	if _, err := r.in.Write(r.line[:]); err != nil {
 		return fail(fmt.Errorf("cat-file: %w", err))

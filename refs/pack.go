@@ -140,3 +140,16 @@ func (st *Store) ledgerPackRevs() ([]string, bool) {
 func (st *Store) packBase() string { return filepath.Join(st.CommonDir, "objects", "pack", "pack") }
 
 func (st *Store) packedNote() string { return filepath.Join(st.CommonDir, "rally", "packed-ledger") }
+
+// IndexBytes is the size of the repository's pack indexes: what a git
+// that looks objects up may map and touch of them.
+func (st *Store) IndexBytes() int64 {
+	idx, _ := filepath.Glob(filepath.Join(st.CommonDir, "objects", "pack", "*.idx"))
+	var n int64
+	for _, p := range idx {
+		if fi, err := os.Stat(p); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
