@@ -180,7 +180,11 @@ func (l *Ledger) doctorSegmentBlobs(fl *factList) []Problem {
 		default:
 		}
 	}
-	err := l.Store.StreamBlobsOf(len(fl.segBlobs), func(i int) refs.Hash { return fl.segBlobs[i].hash }, check)
+	bs := l.doctorStream(len(fl.segBlobs), check)
+	for i, b := range fl.segBlobs {
+		bs.Add(i, b.hash)
+	}
+	err := bs.Close()
 	var ps []Problem
 	if err != nil {
 		ps = append(ps, Problem{Code: SegmentBlobCode, Message: fmt.Sprintf("segment blobs could not be read: %v", err)})
@@ -207,7 +211,7 @@ func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 	d := &doctorScan{fl: fl, hz: acc.hz}
 	if acc.base+fl.n >= doctorStreamAt {
 		scanners := make(chan *doctorScanner, 8)
-		bs := l.Store.NewBlobStream(func(i int, data []byte) {
+		bs := l.doctorStream(fl.n, func(i int, data []byte) {
 			var sc *doctorScanner
 			select {
 			case sc = <-scanners:
@@ -485,7 +489,7 @@ func (l *Ledger) factClocks(n int, stream bool, blob func(i int) (path string, h
 	streamed := false
 	if stream {
 		scanners := make(chan *doctorScanner, 8)
-		bs := l.Store.NewBlobStream(func(i int, data []byte) {
+		bs := l.doctorStream(n, func(i int, data []byte) {
 			var sc *doctorScanner
 			select {
 			case sc = <-scanners:

@@ -154,6 +154,10 @@ func TestDoctorStreamedEqualsOld(t *testing.T) {
 			t.Fatalf("the ledger gives no %s problem to compare: %v", c, codes)
 		}
 	}
+	// Its streams read in runs of ids, as past doctorIndexBytes of pack
+	// indexes.
+	defer func(n int64) { doctorIndexBytes = n }(doctorIndexBytes)
+	doctorIndexBytes = -1
 	streamed := refs.StreamedBlobs.Load()
 	got := doctorParts(t, l, false)
 	if refs.StreamedBlobs.Load() == streamed {
@@ -161,6 +165,26 @@ func TestDoctorStreamedEqualsOld(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("streamed doctor differs:\n%s", problemDiff(got, want))
+	}
+	// Its walks' trees and commits read 5 a cat-file (the pages of the
+	// pack's index a cat-file touches): the same findings, through more
+	// cat-files.
+	procs := refs.GitCount
+	doctorParts(t, l, false)
+	procs = refs.GitCount - procs
+	l.Store.ReadBudget = 5
+	before := refs.GitCount
+	if got := doctorParts(t, l, false); !reflect.DeepEqual(got, want) {
+		t.Fatalf("doctor reading 5 objects a cat-file differs:\n%s", problemDiff(got, want))
+	}
+	l.Store.ReadBudget = 0
+	if refs.GitCount-before <= procs {
+		t.Fatalf("reading 5 objects a cat-file, doctor started %d cat-files, %d without", refs.GitCount-before, procs)
+	}
+	// Its streams each through a cat-file or two (a small index).
+	doctorIndexBytes = 1 << 40
+	if got := doctorParts(t, l, false); !reflect.DeepEqual(got, want) {
+		t.Fatalf("doctor streaming differs:\n%s", problemDiff(got, want))
 	}
 	// In chunks of 100 blobs, the ids sorted in runs of 100 spilled to
 	// a file and merged: duplicates across chunks and runs are found.
