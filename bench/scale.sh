@@ -366,7 +366,7 @@ if [ -s "$cmds" ]; then
 	awk '{ l = $1; for (i = 2; i <= NF - 4; i++) l = l " " $i; d = $(NF - 3); rss[l, d] = $(NF - 1); if (!(l in seen)) { seen[l] = 1; order[++n] = l } }
 		END { for (i = 1; i <= n; i++) { l = order[i]; a = rss[l, "big"] / 1024; b = rss[l, "small"] / 1024; r = b > 0 ? a / b : 0
 			printf "%-36s %10.1f %10.1f %8.2f  %-7s %s\n", l, a, b, r, "≤ 1.5", (r <= 1.5 ? "PASS" : "FAIL") } }' "$cmds"
-	echo "(doctor holds nothing per fact; its git processes map the pack's index whole and their random lookups touch it all: 30 MB at a million objects)"
+	echo "(doctor holds nothing per fact; git maps the pack's index whole and random lookups touch it all, 30 MB at a million objects: past 4 MiB of index each of doctor's cat-files looks up one range of ids, or 64 objects)"
 fi
 echo
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
