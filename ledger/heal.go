@@ -269,16 +269,9 @@ func (l *Ledger) Heal() (HealResult, error) {
 		parents = []refs.Hash{base}
 	}
 	msg := fmt.Sprintf("%swrote back %d facts from this clone's cache: objects of the ledger's history at %s were missing\n", HealPrefix, res.Facts, head)
-	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: msg, When: now})
+	commit, err := l.commitLocked(lock, refs.Commit{Tree: tree, Parents: parents, Message: msg, When: now}, "ledger healed, but its objects")
 	if err != nil {
 		return res, err
-	}
-	if err := lock.Commit(commit); err != nil {
-		return res, err
-	}
-	lock.Unlock()
-	if err := l.Store.Ensure(); err != nil {
-		return res, fmt.Errorf("ledger healed, but its objects could not be checked: %w", err)
 	}
 	l.last = nil
 	res.Healed, res.Head, res.OldHead = true, commit, head
