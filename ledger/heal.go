@@ -118,45 +118,13 @@ func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *r
 	}
 	seen := map[refs.Hash]bool{head: true}
 	trees := newTreeGens(or.ReadTree)
-	readTree := trees.read
-	// only calls fn with each object under tree n that is not at its
-	// path under o, reading the trees (so they are there).
-	var only func(o, n refs.Hash) error
-	only = func(o, n refs.Hash) error {
-		if o == n {
+	// only adds each blob under tree n that is not at its path under o,
+	// reading the trees (so they are there).
+	only := func(o, n refs.Hash) error {
+		return walkDiff(trees.read, "", o, n, func(_ string, e refs.Entry, _ bool) error {
+			ex.Add(e.Hash)
 			return nil
-		}
-		ne, err := readTree(n)
-		if err != nil {
-			return err
-		}
-		var oe []refs.Entry
-		if !o.IsZero() {
-			if oe, err = readTree(o); err != nil {
-				return err
-			}
-		}
-		olds := make(map[string]refs.Entry, len(oe))
-		for _, e := range oe {
-			olds[e.Name] = e
-		}
-		for _, e := range ne {
-			old := olds[e.Name]
-			switch {
-			case old.Hash == e.Hash && old.Dir == e.Dir:
-			case e.Dir:
-				var ot refs.Hash
-				if old.Dir {
-					ot = old.Hash
-				}
-				if err := only(ot, e.Hash); err != nil {
-					return err
-				}
-			default:
-				ex.Add(e.Hash)
-			}
-		}
-		return nil
+		}, nil)
 	}
 	for len(todo) > 0 {
 		b := todo[len(todo)-1]
