@@ -60,22 +60,13 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
 			dir, name = string(p[:i]), p[i+1:]
 		}
-		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+		if isFactEntry(dir, name, isDir) {
 			fl.add(dir, name, h)
 			if fl.n >= doctorChunk {
 				flush()
 			}
 		}
-		if strings.Count(dir, "/") == 2 && strings.HasPrefix(dir, factsDir+"/") {
-			if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
-				segs.segBlobs = append(segs.segBlobs, blobRef{string(p), h})
-			} else if isDir && len(segs.segBlobs) > 0 {
-				if segs.segTrees == nil {
-					segs.segTrees = map[string]refs.Hash{}
-				}
-				segs.segTrees[string(p)] = h
-			}
-		}
+		segs.noteSegBlob(dir, name, p, isDir, h)
 	})
 	if err != nil {
 		return nil, err
@@ -138,7 +129,7 @@ func (l *Ledger) doctorPaths(tree refs.Hash, want map[uint32]string) error {
 		if k := bytes.LastIndexByte(p, '/'); k >= 0 {
 			dir = string(p[:k])
 		}
-		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(p, []byte(".json")) {
+		if isFactEntry(dir, p, isDir) {
 			if _, ok := want[i]; ok {
 				want[i] = string(p)
 			}
