@@ -197,24 +197,7 @@ func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 	defer lowGC()()
 	d := &doctorScan{fl: fl, hz: acc.hz}
 	if acc.base+fl.n >= doctorStreamAt {
-		scanners := make(chan *doctorScanner, 8)
-		bs := l.Store.NewBlobStream(func(i int, data []byte) {
-			var sc *doctorScanner
-			select {
-			case sc = <-scanners:
-			default:
-				sc = &doctorScanner{}
-			}
-			d.blob(sc, i, data)
-			select {
-			case scanners <- sc:
-			default:
-			}
-		})
-		for i := 0; i < fl.n; i++ {
-			bs.Add(i, fl.blob(i).hash)
-		}
-		if err := bs.Close(); err == nil {
+		if l.streamScan(fl.n, func(i int) refs.Hash { return fl.blob(i).hash }, d.blob) {
 			acc.add(d)
 			return
 		}
@@ -234,6 +217,31 @@ func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 		d.blob(sc, i, data)
 	}
 	acc.add(d)
+}
+
+// streamScan streams the n blobs hash(i) names from one cat-file to scan,
+// each call with a doctorScanner of its own (the stream's goroutines take
+// them from a small pool and put them back); false when a blob is missing
+// or git failed.
+func (l *Ledger) streamScan(n int, hash func(i int) refs.Hash, scan func(sc *doctorScanner, i int, data []byte)) bool {
+	scanners := make(chan *doctorScanner, 8)
+	bs := l.Store.NewBlobStream(func(i int, data []byte) {
+		var sc *doctorScanner
+		select {
+		case sc = <-scanners:
+		default:
+			sc = &doctorScanner{}
+		}
+		scan(sc, i, data)
+		select {
+		case scanners <- sc:
+		default:
+		}
+	})
+	for i := 0; i < n; i++ {
+		bs.Add(i, hash(i))
+	}
+	return bs.Close() == nil
 }
 
 // doctorAcc gathers what the chunks of a doctor pass found: their blob
@@ -475,25 +483,10 @@ func (l *Ledger) factClocks(n int, stream bool, blob func(i int) (path string, h
 	}
 	streamed := false
 	if stream {
-		scanners := make(chan *doctorScanner, 8)
-		bs := l.Store.NewBlobStream(func(i int, data []byte) {
-			var sc *doctorScanner
-			select {
-			case sc = <-scanners:
-			default:
-				sc = &doctorScanner{}
-			}
-			scan(sc, i, data)
-			select {
-			case scanners <- sc:
-			default:
-			}
-		})
-		for i := 0; i < n; i++ {
+		streamed = l.streamScan(n, func(i int) refs.Hash {
 			_, h := blob(i)
-			bs.Add(i, h)
-		}
-		streamed = bs.Close() == nil
+			return h
+		}, scan)
 	}
 	if !streamed {
 		out = out[:0]
