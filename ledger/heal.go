@@ -120,12 +120,11 @@ func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *r
 	trees := newTreeGens(or.ReadTree)
 	// only adds each blob under tree n that is not at its path under o,
 	// reading the trees (so they are there).
-	only := func(o, n refs.Hash) error {
-		return walkDiff(trees.read, "", o, n, func(_ string, e refs.Entry, _ bool) error {
-			ex.Add(e.Hash)
-			return nil
-		}, nil)
+	add := func(_ string, e refs.Entry, _ bool) error {
+		ex.Add(e.Hash)
+		return nil
 	}
+	only := func(o, n refs.Hash) error { return walkDiff(trees.read, "", o, n, add, nil) }
 	for len(todo) > 0 {
 		b := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
