@@ -52,7 +52,7 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 		acc.base += fl.n
 		fl = &factList{}
 		if doctorChunkDone != nil {
-			doctorChunkDone()
+			doctorChunkDone(acc)
 		}
 	}
 	err = walkTreeWith(or.ReadTree, tree, func(p []byte, isDir bool, h refs.Hash) {
@@ -83,8 +83,9 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 // at a time.
 var doctorChunk = 1 << 15
 
-// doctorChunkDone, when set, is called after each chunk (tests).
-var doctorChunkDone func()
+// doctorChunkDone, when set, is called after each chunk with what the
+// pass has gathered so far (tests).
+var doctorChunkDone func(acc *doctorAcc)
 
 // walkTreeWith calls fn with every entry under tree in the order of
 // refs.Store.WalkTree (`git ls-tree -r -t`: a tree before what it holds,
