@@ -108,23 +108,7 @@ func codexHome(home string) string {
 // decide whether project hooks run: a [projects."<top>"] table with
 // trust_level = "trusted", and [features] hooks = false.
 func codexConfig(path, top string) (trusted, hooksOff bool) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return false, false
-	}
-	table := ""
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			table = strings.TrimSpace(strings.Trim(line, "[]"))
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok {
-			continue
-		}
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+	tomlLines(path, func(table, k, v string) {
 		if i := strings.Index(v, "#"); i >= 0 {
 			v = strings.TrimSpace(v[:i])
 		}
@@ -139,8 +123,32 @@ func codexConfig(path, top string) (trusted, hooksOff bool) {
 				trusted = true
 			}
 		}
-	}
+	})
 	return trusted, hooksOff
+}
+
+// tomlLines calls fn with each key = value line of the TOML file at path,
+// key and value trimmed (the value as written: quotes and a comment
+// stay), and the table it stands in; nothing when the file cannot be
+// read. Line by line: enough for the few keys rally reads from Codex's
+// config.toml.
+func tomlLines(path string, fn func(table, k, v string)) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	table := ""
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if strings.HasPrefix(line, "[") {
+			table = strings.TrimSpace(strings.Trim(line, "[]"))
+			continue
+		}
+		if k, v, ok := strings.Cut(line, "="); ok {
+			fn(table, strings.TrimSpace(k), strings.TrimSpace(v))
+		}
+	}
 }
 
 func geminiTrustFile(home string) string {
@@ -284,26 +292,14 @@ func snake(s string) string {
 // the one of the entry as it is now only Codex can tell (it asks again
 // when an entry changed; rally's entries change only between versions).
 func codexApproved(path string, keys []string) int {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return 0
-	}
 	want := map[string]bool{}
 	for _, k := range keys {
 		want[k] = true
 	}
 	approved := map[string]bool{}
-	table := ""
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			table = strings.TrimSpace(strings.Trim(line, "[]"))
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if !ok || strings.TrimSpace(k) != "trusted_hash" || strings.Trim(strings.TrimSpace(v), `"'`) == "" {
-			continue
+	tomlLines(path, func(table, k, v string) {
+		if k != "trusted_hash" || strings.Trim(v, `"'`) == "" {
+			return
 		}
 		if key, ok := strings.CutPrefix(table, "hooks.state."); ok {
 			key = strings.Trim(key, `"'`)
@@ -311,6 +307,6 @@ func codexApproved(path string, keys []string) int {
 				approved[key] = true
 			}
 		}
-	}
+	})
 	return len(approved)
 }

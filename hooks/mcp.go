@@ -258,18 +258,22 @@ func readMCP(r *worktree.Repo, host string) (mcpFile, settingsFile, error) {
 	return mf, sf, nil
 }
 
-// writeTracked writes what install made of a file, remembering the
-// original bytes the first time (hooks/installed/), forgetting them when
-// the file was edited since rally last wrote it.
+// writeTracked writes what install made of a hooks or MCP file (toml: a
+// TOML one), remembering the original bytes the first time
+// (hooks/installed/), forgetting them when the file was edited since
+// rally last wrote it.
 func writeTracked(r *worktree.Repo, sf settingsFile, out []byte, toml bool) error {
 	rec := loadRecord(r, sf.path)
 	switch {
 	case rec == nil && holdsRally(sf.content, toml):
-		// rally's entries already (an older version's), and no record
-		// of the bytes before them: uninstall removes rally's part.
+		// An older version's entries and no record of what was there
+		// before them (a file from a checkout, a lost record): those
+		// bytes are not worth restoring, uninstall removes rally's part.
 	case rec == nil:
 		rec = &record{Path: sf.path, Existed: sf.exists, Original: sf.content, Mode: sf.mode}
 	case !sf.exists || digest(sf.content) != rec.Wrote:
+		// Edited since rally wrote it: the original cannot come back
+		// byte for byte any more without losing those edits.
 		rec = nil
 		dropRecord(r, sf.path)
 	}

@@ -422,31 +422,8 @@ func installSettings(r *worktree.Repo, host string) (Result, error) {
 	indent, nl := style(sf.content)
 	out := sf.doc.format(indent, nl)
 
-	rec := loadRecord(r, sf.path)
-	switch {
-	case rec == nil && holdsRally(sf.content, false):
-		// An older version's entries and no record of what was there
-		// before them (a file from a checkout, a lost record): those
-		// bytes are not worth restoring, uninstall removes rally's part.
-	case rec == nil:
-		rec = &record{Path: sf.path, Existed: sf.exists, Original: sf.content, Mode: sf.mode}
-	case !sf.exists || digest(sf.content) != rec.Wrote:
-		// Edited since rally wrote it: the original cannot come back
-		// byte for byte any more without losing those edits.
-		rec = nil
-		dropRecord(r, sf.path)
-	}
-	made, err := mkdirs(filepath.Dir(sf.path))
-	if err != nil {
+	if err := writeTracked(r, sf, out, false); err != nil {
 		return Result{}, err
-	}
-	if err := writeAtomic(sf.path, out, sf.mode); err != nil {
-		return Result{}, fmt.Errorf("writing %s: %w", sf.shown, err)
-	}
-	if rec != nil {
-		rec.Wrote = digest(out)
-		rec.MadeDirs = append(rec.MadeDirs, made...)
-		saveRecord(r, rec)
 	}
 	sf.exists, sf.content = true, out
 	res := sf.result(r, hf, host)

@@ -110,18 +110,9 @@ func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
 	if !lock.Old.IsZero() {
 		parents = []refs.Hash{lock.Old}
 	}
-	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: message(fs), When: now})
+	commit, err := l.commitLocked(lock, refs.Commit{Tree: tree, Parents: parents, Message: message(fs), When: now}, "fact recorded, but its objects")
 	if err != nil {
 		return nil, err
-	}
-	if err := lock.Commit(commit); err != nil {
-		return nil, err
-	}
-	// The ref has moved: a prune that read the refs before may still
-	// delete the objects it now needs. Other writers may go on meanwhile.
-	lock.Unlock()
-	if err := l.Store.Ensure(); err != nil {
-		return nil, fmt.Errorf("fact recorded, but its objects could not be checked: %w", err)
 	}
 	// The facts are acknowledged from here on; the cache is disposable.
 	cp := st.Clone()
@@ -139,6 +130,26 @@ func (l *Ledger) Append(fn facts.AppendFunc) ([]*facts.Fact, error) {
 		}
 	}
 	return fs, nil
+}
+
+// commitLocked writes c and moves the ledger ref that lock holds to it,
+// then releases the lock and makes the store keep c's objects: once the
+// ref has moved, a prune that read the refs before may still delete the
+// objects it now needs (other writers may go on meanwhile). what begins
+// the error when that check fails ("fact recorded, but its objects").
+func (l *Ledger) commitLocked(lock *refs.RefLock, c refs.Commit, what string) (refs.Hash, error) {
+	commit, err := l.Store.WriteCommit(c)
+	if err != nil {
+		return refs.ZeroHash, err
+	}
+	if err := lock.Commit(commit); err != nil {
+		return refs.ZeroHash, err
+	}
+	lock.Unlock()
+	if err := l.Store.Ensure(); err != nil {
+		return refs.ZeroHash, fmt.Errorf("%s could not be checked: %w", what, err)
+	}
+	return commit, nil
 }
 
 func message(fs []*facts.Fact) string {

@@ -54,19 +54,11 @@ var CheckpointReplays, checkpointLines atomic.Int64
 // encodeCheckpoint encodes st, the projection of the first n bytes of
 // mirror generation gen (whose CRC-32 is sum).
 func encodeCheckpoint(gen int, n int64, sum uint32, st *facts.State, ignore map[string]bool) []byte {
-	cp := *st
-	all := st.Claims.All()
-	added := make(map[string]*facts.Fact, len(all))
-	for _, f := range all {
-		added[f.ID] = f
-	}
-	cp.Claims = facts.ClaimSet{Added: added}
-	e := encoder{b: make([]byte, 0, 4096+256*len(all))}
+	var e encoder
 	e.int(int64(gen))
 	e.int(n)
 	e.uint(uint64(sum))
-	encodeState(&e, &cp, &cacheFile{})
-	e.str(string(encodeHandoffs(st)))
+	encodeFlatState(&e, st)
 	encodeMap(&e, ignore, func(*encoder, bool) {})
 	return seal(e.b, "checkpoint", "")
 }

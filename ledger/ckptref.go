@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,6 +62,15 @@ func ckptSettings(verifiedOnly bool) string {
 // encodeCkptState is the checkpoint's encoding of st: deterministic for a
 // projection (every map in key order, the claims all in the state).
 func encodeCkptState(st *facts.State) []byte {
+	var e encoder
+	encodeFlatState(&e, st)
+	return e.b
+}
+
+// encodeFlatState appends st as both checkpoints hold it (the cache's
+// state.bin and the checkpoint ref): its claims all in Added, none in a
+// base or a claims file, then its handoffs.
+func encodeFlatState(e *encoder, st *facts.State) {
 	cp := *st
 	all := st.Claims.All()
 	added := make(map[string]*facts.Fact, len(all))
@@ -68,10 +78,9 @@ func encodeCkptState(st *facts.State) []byte {
 		added[f.ID] = f
 	}
 	cp.Claims = facts.ClaimSet{Added: added}
-	e := encoder{b: make([]byte, 0, 4096+256*len(all))}
-	encodeState(&e, &cp, &cacheFile{})
+	e.b = slices.Grow(e.b, 4096+256*len(all))
+	encodeState(e, &cp, &cacheFile{})
 	e.str(string(encodeHandoffs(st)))
-	return e.b
 }
 
 // decodeCkptState is the inverse of encodeCkptState; false when the bytes

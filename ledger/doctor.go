@@ -194,7 +194,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 				if k := bytes.LastIndexByte(p, '/'); k >= 0 {
 					dir, name = string(p[:k]), p[k+1:]
 				}
-				if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+				if isFactEntry(dir, name, isDir) {
 					fl.add(dir, name, h)
 					if fl.n >= doctorChunk && err == nil {
 						err = chunk()

@@ -52,7 +52,7 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 		acc.base += fl.n
 		fl = &factList{}
 		if doctorChunkDone != nil {
-			doctorChunkDone()
+			doctorChunkDone(acc)
 		}
 	}
 	err = walkTreeWith(or.ReadTree, tree, func(p []byte, isDir bool, h refs.Hash) {
@@ -60,22 +60,13 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 		if i := bytes.LastIndexByte(p, '/'); i >= 0 {
 			dir, name = string(p[:i]), p[i+1:]
 		}
-		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+		if isFactEntry(dir, name, isDir) {
 			fl.add(dir, name, h)
 			if fl.n >= doctorChunk {
 				flush()
 			}
 		}
-		if strings.Count(dir, "/") == 2 && strings.HasPrefix(dir, factsDir+"/") {
-			if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
-				segs.segBlobs = append(segs.segBlobs, blobRef{string(p), h})
-			} else if isDir && len(segs.segBlobs) > 0 {
-				if segs.segTrees == nil {
-					segs.segTrees = map[string]refs.Hash{}
-				}
-				segs.segTrees[string(p)] = h
-			}
-		}
+		segs.noteSegBlob(dir, name, p, isDir, h)
 	})
 	if err != nil {
 		return nil, err
@@ -92,8 +83,9 @@ func (l *Ledger) doctorFacts(tree refs.Hash) ([]Problem, error) {
 // at a time.
 var doctorChunk = 1 << 15
 
-// doctorChunkDone, when set, is called after each chunk (tests).
-var doctorChunkDone func()
+// doctorChunkDone, when set, is called after each chunk with what the
+// pass has gathered so far (tests).
+var doctorChunkDone func(acc *doctorAcc)
 
 // walkTreeWith calls fn with every entry under tree in the order of
 // refs.Store.WalkTree (`git ls-tree -r -t`: a tree before what it holds,
@@ -138,7 +130,7 @@ func (l *Ledger) doctorPaths(tree refs.Hash, want map[uint32]string) error {
 		if k := bytes.LastIndexByte(p, '/'); k >= 0 {
 			dir = string(p[:k])
 		}
-		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(p, []byte(".json")) {
+		if isFactEntry(dir, p, isDir) {
 			if _, ok := want[i]; ok {
 				want[i] = string(p)
 			}
@@ -210,24 +202,7 @@ func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 	defer lowGC()()
 	d := &doctorScan{fl: fl, hz: acc.hz}
 	if acc.base+fl.n >= doctorStreamAt {
-		scanners := make(chan *doctorScanner, 8)
-		bs := l.doctorStream(fl.n, func(i int, data []byte) {
-			var sc *doctorScanner
-			select {
-			case sc = <-scanners:
-			default:
-				sc = &doctorScanner{}
-			}
-			d.blob(sc, i, data)
-			select {
-			case scanners <- sc:
-			default:
-			}
-		})
-		for i := 0; i < fl.n; i++ {
-			bs.Add(i, fl.blob(i).hash)
-		}
-		if err := bs.Close(); err == nil {
+		if l.streamScan(fl.n, func(i int) refs.Hash { return fl.blob(i).hash }, d.blob) {
 			acc.add(d)
 			return
 		}
@@ -247,6 +222,31 @@ func (l *Ledger) doctorFactBlobs(acc *doctorAcc, fl *factList) {
 		d.blob(sc, i, data)
 	}
 	acc.add(d)
+}
+
+// streamScan streams the n blobs hash(i) names from one cat-file to scan,
+// each call with a doctorScanner of its own (the stream's goroutines take
+// them from a small pool and put them back); false when a blob is missing
+// or git failed.
+func (l *Ledger) streamScan(n int, hash func(i int) refs.Hash, scan func(sc *doctorScanner, i int, data []byte)) bool {
+	scanners := make(chan *doctorScanner, 8)
+	bs := l.doctorStream(n, func(i int, data []byte) {
+		var sc *doctorScanner
+		select {
+		case sc = <-scanners:
+		default:
+			sc = &doctorScanner{}
+		}
+		scan(sc, i, data)
+		select {
+		case scanners <- sc:
+		default:
+		}
+	})
+	for i := 0; i < n; i++ {
+		bs.Add(i, hash(i))
+	}
+	return bs.Close() == nil
 }
 
 // doctorAcc gathers what the chunks of a doctor pass found: their blob
@@ -488,25 +488,10 @@ func (l *Ledger) factClocks(n int, stream bool, blob func(i int) (path string, h
 	}
 	streamed := false
 	if stream {
-		scanners := make(chan *doctorScanner, 8)
-		bs := l.doctorStream(n, func(i int, data []byte) {
-			var sc *doctorScanner
-			select {
-			case sc = <-scanners:
-			default:
-				sc = &doctorScanner{}
-			}
-			scan(sc, i, data)
-			select {
-			case scanners <- sc:
-			default:
-			}
-		})
-		for i := 0; i < n; i++ {
+		streamed = l.streamScan(n, func(i int) refs.Hash {
 			_, h := blob(i)
-			bs.Add(i, h)
-		}
-		streamed = bs.Close() == nil
+			return h
+		}, scan)
 	}
 	if !streamed {
 		out = out[:0]

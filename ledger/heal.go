@@ -118,46 +118,13 @@ func (l *Ledger) historyWhole(head, base refs.Hash, or *refs.ObjectReader, ex *r
 	}
 	seen := map[refs.Hash]bool{head: true}
 	trees := newTreeGens(or.ReadTree)
-	readTree := trees.read
-	// only calls fn with each object under tree n that is not at its
-	// path under o, reading the trees (so they are there).
-	var only func(o, n refs.Hash) error
-	only = func(o, n refs.Hash) error {
-		if o == n {
-			return nil
-		}
-		ne, err := readTree(n)
-		if err != nil {
-			return err
-		}
-		var oe []refs.Entry
-		if !o.IsZero() {
-			if oe, err = readTree(o); err != nil {
-				return err
-			}
-		}
-		olds := make(map[string]refs.Entry, len(oe))
-		for _, e := range oe {
-			olds[e.Name] = e
-		}
-		for _, e := range ne {
-			old := olds[e.Name]
-			switch {
-			case old.Hash == e.Hash && old.Dir == e.Dir:
-			case e.Dir:
-				var ot refs.Hash
-				if old.Dir {
-					ot = old.Hash
-				}
-				if err := only(ot, e.Hash); err != nil {
-					return err
-				}
-			default:
-				ex.Add(e.Hash)
-			}
-		}
+	// only adds each blob under tree n that is not at its path under o,
+	// reading the trees (so they are there).
+	add := func(_ string, e refs.Entry, _ bool) error {
+		ex.Add(e.Hash)
 		return nil
 	}
+	only := func(o, n refs.Hash) error { return walkDiff(trees.read, "", o, n, add, nil) }
 	for len(todo) > 0 {
 		b := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
@@ -269,16 +236,9 @@ func (l *Ledger) Heal() (HealResult, error) {
 		parents = []refs.Hash{base}
 	}
 	msg := fmt.Sprintf("%swrote back %d facts from this clone's cache: objects of the ledger's history at %s were missing\n", HealPrefix, res.Facts, head)
-	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: parents, Message: msg, When: now})
+	commit, err := l.commitLocked(lock, refs.Commit{Tree: tree, Parents: parents, Message: msg, When: now}, "ledger healed, but its objects")
 	if err != nil {
 		return res, err
-	}
-	if err := lock.Commit(commit); err != nil {
-		return res, err
-	}
-	lock.Unlock()
-	if err := l.Store.Ensure(); err != nil {
-		return res, fmt.Errorf("ledger healed, but its objects could not be checked: %w", err)
 	}
 	l.last = nil
 	res.Healed, res.Head, res.OldHead = true, commit, head

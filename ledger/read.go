@@ -34,70 +34,84 @@ func (l *Ledger) diffUpTo(oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 func (l *Ledger) diffWith(readTree func(refs.Hash) ([]refs.Entry, error), oldT, newT refs.Hash, limit int) ([]blobRef, error) {
 	var out []blobRef
 	shrank := false
-	var walk func(prefix string, o, n refs.Hash) error
-	walk = func(prefix string, o, n refs.Hash) error {
-		if o == n {
-			return nil
+	err := walkDiff(readTree, "", oldT, newT, func(p string, e refs.Entry, had bool) error {
+		if had && !isSegmentBlobPath(p) {
+			shrank = true // a fact file whose content changed (a segment blob is derived: a merge may write it again)
 		}
-		ne, err := readTree(n)
-		if err != nil {
-			return err
-		}
-		var oe []refs.Entry
-		if !o.IsZero() {
-			if oe, err = readTree(o); err != nil {
-				return err
+		if isFactPath(p) {
+			if limit > 0 && len(out) >= limit {
+				return errTooMany
 			}
-		}
-		old := make(map[string]refs.Entry, len(oe))
-		for _, e := range oe {
-			old[e.Name] = e
-		}
-		if len(oe) > 0 {
-			names := make(map[string]bool, len(ne))
-			for _, e := range ne {
-				names[e.Name] = true
-			}
-			for _, e := range oe {
-				// A segment blob is derived: a merge may drop it.
-				if !names[e.Name] && !isSegmentBlobPath(joinPath(prefix, e.Name)) {
-					shrank = true
-				}
-			}
-		}
-		for _, e := range ne {
-			p := joinPath(prefix, e.Name)
-			oldE, had := old[e.Name]
-			if e.Dir {
-				var ot refs.Hash
-				if had && oldE.Dir {
-					ot = oldE.Hash
-				}
-				if err := walk(p, ot, e.Hash); err != nil {
-					return err
-				}
-				continue
-			}
-			if had && oldE.Hash == e.Hash {
-				continue
-			}
-			if had && !isSegmentBlobPath(p) {
-				shrank = true // a fact file whose content changed (a segment blob is derived: a merge may write it again)
-			}
-			if isFactPath(p) {
-				if limit > 0 && len(out) >= limit {
-					return errTooMany
-				}
-				out = append(out, blobRef{p, e.Hash})
-			}
+			out = append(out, blobRef{p, e.Hash})
 		}
 		return nil
-	}
-	err := walk("", oldT, newT)
+	}, func(p string) {
+		// A segment blob is derived: a merge may drop it.
+		if !isSegmentBlobPath(p) {
+			shrank = true
+		}
+	})
 	if err == nil && shrank {
 		err = errShrank
 	}
 	return out, err
+}
+
+// walkDiff calls blob with each blob under tree n (at prefix) that is not
+// at its path under tree o (zero: none), had saying that o holds an entry
+// of that name, and, when gone is not nil, gone with the path of each
+// entry of o that n lacks. Only the subtrees that differ are read.
+func walkDiff(readTree func(refs.Hash) ([]refs.Entry, error), prefix string, o, n refs.Hash,
+	blob func(p string, e refs.Entry, had bool) error, gone func(p string)) error {
+	if o == n {
+		return nil
+	}
+	ne, err := readTree(n)
+	if err != nil {
+		return err
+	}
+	var oe []refs.Entry
+	if !o.IsZero() {
+		if oe, err = readTree(o); err != nil {
+			return err
+		}
+	}
+	olds := make(map[string]refs.Entry, len(oe))
+	for _, e := range oe {
+		olds[e.Name] = e
+	}
+	if gone != nil && len(oe) > 0 {
+		names := make(map[string]bool, len(ne))
+		for _, e := range ne {
+			names[e.Name] = true
+		}
+		for _, e := range oe {
+			if !names[e.Name] {
+				gone(joinPath(prefix, e.Name))
+			}
+		}
+	}
+	for _, e := range ne {
+		old, had := olds[e.Name]
+		if had && old.Hash == e.Hash && old.Dir == e.Dir {
+			continue
+		}
+		p := joinPath(prefix, e.Name)
+		if e.Dir {
+			var ot refs.Hash
+			if had && old.Dir {
+				ot = old.Hash
+			}
+			if err := walkDiff(readTree, p, ot, e.Hash, blob, gone); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := blob(p, e, had); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // errShrank reports that the new tree lacks something the old one held:

@@ -255,6 +255,30 @@ type factList struct {
 	segTrees map[string]refs.Hash
 }
 
+// isFactEntry says whether the entry name in dir (a path in the ledger's
+// tree, as a tree walk lists it) is a fact file: a .json blob under facts/.
+// name may be the whole path: its suffix is the name's.
+func isFactEntry(dir string, name []byte, isDir bool) bool {
+	return !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json"))
+}
+
+// noteSegBlob keeps what doctor checks the segment blobs with: the entry
+// p (name in dir) when it is a segment blob, and the trees of a day
+// directory's segments once a segment blob was seen.
+func (fl *factList) noteSegBlob(dir string, name, p []byte, isDir bool, h refs.Hash) {
+	if strings.Count(dir, "/") != 2 || !strings.HasPrefix(dir, factsDir+"/") {
+		return
+	}
+	if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
+		fl.segBlobs = append(fl.segBlobs, blobRef{string(p), h})
+	} else if isDir && len(fl.segBlobs) > 0 {
+		if fl.segTrees == nil {
+			fl.segTrees = map[string]refs.Hash{}
+		}
+		fl.segTrees[string(p)] = h
+	}
+}
+
 // segUnit marks a factBlob that is a segment's segment blob.
 const segUnit = 1 << 31
 
@@ -402,19 +426,10 @@ func (l *Ledger) listFacts(tree refs.Hash, fl *factList, found func(i int, h ref
 				}
 			}
 		}
-		if !isDir && (dir == factsDir || strings.HasPrefix(dir, factsDir+"/")) && bytes.HasSuffix(name, []byte(".json")) {
+		if isFactEntry(dir, name, isDir) {
 			found(fl.add(dir, name, h), h)
 		}
-		if d == 3 && strings.HasPrefix(dir, factsDir+"/") {
-			if !isDir && bytes.HasSuffix(name, []byte(segBlobExt)) && isSegmentBlobPath(string(p)) {
-				fl.segBlobs = append(fl.segBlobs, blobRef{string(p), h})
-			} else if isDir && len(fl.segBlobs) > 0 {
-				if fl.segTrees == nil {
-					fl.segTrees = map[string]refs.Hash{}
-				}
-				fl.segTrees[string(p)] = h
-			}
-		}
+		fl.noteSegBlob(dir, name, p, isDir, h)
 	})
 	if err != nil {
 		return err

@@ -204,16 +204,9 @@ func (l *Ledger) SealClosed() (SealResult, error) {
 	if res.Segments == 1 {
 		msg = SealPrefix + "wrote the segment blob of 1 closed segment\n"
 	}
-	commit, err := l.Store.WriteCommit(refs.Commit{Tree: tree, Parents: []refs.Hash{lock.Old}, Message: msg, When: l.Now().UTC()})
+	commit, err := l.commitLocked(lock, refs.Commit{Tree: tree, Parents: []refs.Hash{lock.Old}, Message: msg, When: l.Now().UTC()}, "segment blobs written, but their objects")
 	if err != nil {
 		return res, err
-	}
-	if err := lock.Commit(commit); err != nil {
-		return res, err
-	}
-	lock.Unlock()
-	if err := l.Store.Ensure(); err != nil {
-		return res, fmt.Errorf("segment blobs written, but their objects could not be checked: %w", err)
 	}
 	res.Head = commit
 	return res, nil

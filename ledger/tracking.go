@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"os"
@@ -72,27 +71,16 @@ func packedTracking(commonDir string) map[string]refs.Hash {
 			return out
 		}
 	}
-	f, err := os.Open(p)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Bytes()
-		if len(line) < 42 || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		name := string(line[41:])
+	err = refs.ScanPackedRefs(commonDir, func(name, id string) bool {
 		if !strings.HasPrefix(name, TrackingPrefix) || !strings.HasSuffix(name, "/ledger") || strings.Count(name, "/") != 3 {
-			continue
+			return true
 		}
-		if h, err := refs.ParseHash(string(line[:40])); err == nil {
+		if h, err := refs.ParseHash(id); err == nil {
 			out[name] = h
 		}
-	}
-	if sc.Err() == nil {
+		return true
+	})
+	if err == nil {
 		var b strings.Builder
 		b.WriteString(sig + "\n")
 		for name, h := range out {

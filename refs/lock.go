@@ -1,7 +1,6 @@
 package refs
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -79,26 +78,21 @@ func isDirErr(err error) bool {
 }
 
 func readPackedRef(commonDir, name string) (Hash, error) {
-	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	var id string
+	found := false
+	err := ScanPackedRefs(commonDir, func(n, v string) bool {
+		if n == name {
+			id, found = v, true
+		}
+		return !found
+	})
+	if found {
+		return ParseHash(id)
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return ZeroHash, nil
 	}
-	if err != nil {
-		return ZeroHash, fmt.Errorf("reading packed-refs: %w", err)
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64*1024), 1024*1024)
-	for sc.Scan() {
-		line := sc.Text()
-		if len(line) < 42 || line[0] == '#' || line[0] == '^' {
-			continue
-		}
-		if line[41:] == name {
-			return ParseHash(line[:40])
-		}
-	}
-	return ZeroHash, sc.Err()
+	return ZeroHash, err
 }
 
 // RefLock is a held update of one ref: rally's private queue lock and git's

@@ -2,10 +2,12 @@ package refs
 
 import (
 	"bufio"
-	"github.com/go-git/go-git/v5/plumbing"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // RefsMatching returns the refs, loose or packed, whose names match
@@ -29,9 +31,30 @@ func (st *Store) RefsMatching(pattern string) map[string]Hash {
 			}
 		}
 	}
-	f, err := os.Open(filepath.Join(st.CommonDir, "packed-refs"))
+	// A packed-refs that is not there or not readable: the loose refs alone.
+	_ = ScanPackedRefs(st.CommonDir, func(name, id string) bool {
+		if _, loose := out[name]; loose {
+			return true
+		}
+		if ok, _ := filepath.Match(pattern, name); !ok {
+			return true
+		}
+		if h, err := ParseHash(id); err == nil {
+			out[name] = h
+		}
+		return true
+	})
+	return out
+}
+
+// ScanPackedRefs calls fn with the name and object id (hex) of each ref
+// in commonDir's packed-refs, in the file's order, until fn returns false;
+// comments and peeled lines (^) are passed over. The error is opening the
+// file's (fs.ErrNotExist where there is none) or reading it.
+func ScanPackedRefs(commonDir string, fn func(name, id string) bool) error {
+	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
 	if err != nil {
-		return out
+		return fmt.Errorf("reading packed-refs: %w", err)
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
@@ -41,18 +64,11 @@ func (st *Store) RefsMatching(pattern string) map[string]Hash {
 		if len(line) < 42 || line[0] == '#' || line[0] == '^' {
 			continue
 		}
-		name := line[41:]
-		if _, loose := out[name]; loose {
-			continue
-		}
-		if ok, _ := filepath.Match(pattern, name); !ok {
-			continue
-		}
-		if h, err := ParseHash(line[:40]); err == nil {
-			out[name] = h
+		if !fn(line[41:], line[:40]) {
+			return nil
 		}
 	}
-	return out
+	return sc.Err()
 }
 
 // DeleteRef removes a loose ref (one rally alone writes: a checkpoint of

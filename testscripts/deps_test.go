@@ -35,7 +35,9 @@ func TestImportRules(t *testing.T) {
 
 // refs and facts are both at the bottom: facts (the rules) is pure and
 // imports neither refs nor ledger; ledger (the storage engine) joins them.
-var rank = map[string]int{"refs": 0, "facts": 0, "ledger": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "plan": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "cmd/git-rally-server": 6, "testscripts": 7}
+// delivery (over facts) and sshsig (over refs) are leaves beside ledger.
+// docs/ARCHITECTURE.md, "Packages", lists the same order.
+var rank = map[string]int{"refs": 0, "facts": 0, "ledger": 1, "delivery": 1, "sshsig": 1, "worktree": 2, "hooks": 3, "mcpserver": 3, "web": 3, "plan": 3, "session": 4, "cmd/git-rally/cli": 5, "cmd/git-rally": 6, "cmd/git-rally-server": 6, "testscripts": 7}
 
 func allowed(pkg, dep string) bool {
 	top := func(p string) string {

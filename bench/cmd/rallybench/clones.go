@@ -267,13 +267,7 @@ func treeIDs(dir string, env []string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	ids := map[string]bool{}
-	for _, l := range strings.Split(out, "\n") {
-		if strings.HasPrefix(l, "facts/") && strings.HasSuffix(l, ".json") {
-			ids[strings.TrimSuffix(l[strings.LastIndexByte(l, '/')+1:], ".json")] = true
-		}
-	}
-	return ids, nil
+	return listedIDs(out), nil
 }
 
 // startDaemon serves the repositories under base over git:// on

@@ -176,13 +176,19 @@ func ledgerIDs(dir string) (map[string]bool, error) {
 	if err != nil {
 		return nil, err
 	}
+	return listedIDs(out), nil
+}
+
+// listedIDs are the fact ids in an ls-tree -r --name-only listing of a
+// ledger tree.
+func listedIDs(out string) map[string]bool {
 	ids := map[string]bool{}
 	for _, l := range strings.Split(out, "\n") {
 		if strings.HasPrefix(l, "facts/") && strings.HasSuffix(l, ".json") {
 			ids[strings.TrimSuffix(l[strings.LastIndexByte(l, '/')+1:], ".json")] = true
 		}
 	}
-	return ids, nil
+	return ids
 }
 
 // waitRepack waits (at most a minute) until no git repack runs in the
