@@ -27,7 +27,10 @@
 #             against this tree, interleaved per round on copies of the
 #             plain ledgers (ratio ≤ 1.03); git rally claim against git hello
 #             (a static hello world as git-hello: git's wrapper included) plus
-#             the in-process append (≤ 1.2); the hot binary's size (≤ 16 MB).
+#             the in-process append (≤ 1.2); the hot binary's size (≤ 16 MB);
+#             for information, git rallyappend (bench/cmd/rallyappend: the
+#             same append in a static binary that links nothing else) beside
+#             both, to split the gap into git-rally's own and a new process's.
 #             HOUSE=only skips everything else (only the plain ledgers are built)
 #   ISSUE2=1  also issue 2's scenarios: tidy (a projection that does not
 #             grow), bighist (the ledger beside a 140 MB packed history),
@@ -110,6 +113,8 @@ if [ "$HOUSE" != 0 ]; then
 	(cd "$work/base-src" && CGO_ENABLED=0 go build -o "$work/base-bin/git-rally" ./cmd/git-rally)
 	(cd "$root" && CGO_ENABLED=0 go build -o "$bin/git-rally-server" ./cmd/git-rally-server)
 	cp "$bin/hello" "$work/hello-bin/git-hello"
+	# The append alone in a static binary of its own (for information).
+	(cd "$root" && CGO_ENABLED=0 go build -o "$work/hello-bin/git-rallyappend" ./bench/cmd/rallyappend)
 fi
 export PATH=$bin:$PATH
 
@@ -244,8 +249,6 @@ if [ "$HOUSE" != 0 ]; then
 				house_targets+=(-target "$l:$side:$work/house-$side$c-$l")
 			done
 		done
-		copy "$build/plain-$l" "$work/house-new9-$l" # git hello and the in-process append
-		house_targets+=(-target "$l:limit:$work/house-new9-$l")
 	done
 fi
 echo

@@ -64,10 +64,10 @@ type houseSize struct {
 	base, new  *houseSide
 	hello      []houseSample // git hello (git's wrapper + a static hello world)
 	inproc     []houseSample // ledger.Open + Append(claim) + Close in this process
+	cold       []houseSample // git rallyappend: the same append in a static binary of its own, for information
 	newGclaim  []houseSample // the new binary's git rally claim, same index as hello and inproc
 	rounds     int
 	payloadDir string
-	limitDir   string // git hello and the in-process append; none: the new side's first copy
 }
 
 // runHouse is "rallybench house": issue 27's speed table. Every round
@@ -80,15 +80,15 @@ func runHouse(args []string) error {
 	var baseBins, newBins []string
 	fl.Func("base", "a directory holding the base git-rally, repeated: copies of the binary used in turn", func(v string) error { baseBins = append(baseBins, v); return nil })
 	fl.Func("new", "a directory holding the new git-rally, repeated", func(v string) error { newBins = append(newBins, v); return nil })
-	helloBin := fl.String("hello", "", "directory holding git-hello (a static hello world)")
+	helloBin := fl.String("hello", "", "directory holding git-hello (a static hello world) and git-rallyappend (bench/cmd/rallyappend)")
 	server := fl.String("server", "", "the new git-rally-server binary (its size is printed)")
 	baseRev := fl.String("base-rev", "", "the base revision (printed)")
 	runs := fl.Int("runs", 61, "rounds")
 	var sizes []*houseSize
-	fl.Func("target", "size:base|new|limit:repository, repeated (several copies per side are used in turn; limit: the one\nwhere git hello and the in-process append run, apart, so that neither side's copies get appends the other's do not)", func(v string) error {
+	fl.Func("target", "size:base|new:repository, repeated (several copies per side are used in turn)", func(v string) error {
 		p := strings.SplitN(v, ":", 3)
-		if len(p) != 3 || (p[1] != "base" && p[1] != "new" && p[1] != "limit") {
-			return fmt.Errorf("want size:base|new|limit:dir, got %q", v)
+		if len(p) != 3 || (p[1] != "base" && p[1] != "new") {
+			return fmt.Errorf("want size:base|new:dir, got %q", v)
 		}
 		var z *houseSize
 		for _, s := range sizes {
@@ -99,10 +99,6 @@ func runHouse(args []string) error {
 		if z == nil {
 			z = &houseSize{label: p[0], base: &houseSide{}, new: &houseSide{}}
 			sizes = append(sizes, z)
-		}
-		if p[1] == "limit" {
-			z.limitDir = p[2]
-			return nil
 		}
 		side := z.base
 		if p[1] == "new" {
@@ -124,9 +120,6 @@ func runHouse(args []string) error {
 	for _, z := range sizes {
 		if len(z.base.dirs) == 0 || len(z.new.dirs) == 0 {
 			return fmt.Errorf("size %s needs a base and a new repository", z.label)
-		}
-		if z.limitDir == "" {
-			z.limitDir = z.new.dirs[0]
 		}
 		z.payloadDir = payloads
 		for _, s := range []struct {
@@ -172,15 +165,29 @@ func runHouse(args []string) error {
 					}
 				}
 			}
-			t, err := houseRun(helloEnv, z.limitDir, "", "git", "hello")
+			// The limit's appends run on the copy the new binary used
+			// this round, as its git rally claim did (copies differ:
+			// below), and the base binary makes as many on its copy,
+			// untimed, so that both sides' copies get the same appends.
+			newDir, _, _ := z.new.pick(round)
+			t, err := houseRun(helloEnv, newDir, "", "git", "hello")
 			if err != nil {
 				return fmt.Errorf("git hello: %w", err)
 			}
 			z.hello = append(z.hello, t)
-			if t, err = z.inprocAppend(round); err != nil {
+			if t, err = z.inprocAppend(newDir, round); err != nil {
 				return fmt.Errorf("%s in-process append: %w", z.label, err)
 			}
 			z.inproc = append(z.inproc, t)
+			if t, err = z.coldAppend(helloEnv, newDir, round); err != nil {
+				return fmt.Errorf("%s git rallyappend: %w", z.label, err)
+			}
+			z.cold = append(z.cold, t)
+			for _, c := range []string{"inproc", "cold"} {
+				if _, err := z.run(z.base, "balance-"+c, round); err != nil {
+					return fmt.Errorf("%s base %s: %w", z.label, c, err)
+				}
+			}
 			z.rounds++
 		}
 		fmt.Fprintf(os.Stderr, "rallybench house: round %d/%d done (%s elapsed)\n", round+1, *runs, time.Since(started).Round(time.Second))
@@ -196,10 +203,10 @@ func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) 
 	bin := filepath.Join(bindir, "git-rally")
 	file := fmt.Sprintf("src/house/%s-%d.go", c, round)
 	switch c {
-	case "claim", "gclaim":
+	case "claim", "gclaim", "balance-inproc", "balance-cold":
 		var t houseSample
 		var err error
-		if c == "claim" {
+		if c != "gclaim" {
 			t, err = houseRun(env, dir, "", bin, "claim", file, "--tool", "bench:house")
 		} else {
 			t, err = houseRun(env, dir, "", "git", "rally", "claim", file, "--tool", "bench:house")
@@ -244,10 +251,12 @@ func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) 
 // inprocAppend is the append without a process: ledger.Open + Append of
 // one claim + Close in this (running) process;
 // wall time and this process's CPU time (getrusage) around it. The claim
-// is released afterwards, untimed. It runs on a copy of its own, so that
-// the base and new copies get the same appends.
-func (z *houseSize) inprocAppend(round int) (houseSample, error) {
-	common := filepath.Join(z.limitDir, ".git")
+// is released afterwards, untimed. It runs on dir, the copy the new
+// binary's git rally claim ran on in this round: what a file creation
+// costs differs between copies (bench/README.md), and the ratio's two
+// sides should meet the same one.
+func (z *houseSize) inprocAppend(dir string, round int) (houseSample, error) {
+	common := filepath.Join(dir, ".git")
 	scope := fmt.Sprintf("file:src/house/inproc-%d.go", round)
 	owner := facts.Owner{Tool: "bench:inproc"}
 	var r0, r1 syscall.Rusage
@@ -266,6 +275,22 @@ func (z *houseSize) inprocAppend(round int) (houseSample, error) {
 	}
 	cpu := time.Duration(r1.Utime.Nano() + r1.Stime.Nano() - r0.Utime.Nano() - r0.Stime.Nano())
 	return houseSample{msf(wall), msf(cpu)}, releaseInProc(common, owner, scope)
+}
+
+// coldAppend is the in-process append in a process of its own: git
+// rallyappend (bench/cmd/rallyappend, static, linking the ledger and
+// nothing of the command line) on dir, the copy of the in-process append;
+// released afterwards, untimed. It is not part of the bar: beside git rally claim it shows
+// what git-rally adds to an append, beside git hello + the in-process
+// append what a new process pays to append.
+func (z *houseSize) coldAppend(env []string, dir string, round int) (houseSample, error) {
+	file := fmt.Sprintf("src/house/cold-%d.go", round)
+	owner := facts.Owner{Tool: "bench:cold"}
+	t, err := houseRun(env, dir, "", "git", "rallyappend", file, owner.Tool)
+	if err != nil {
+		return t, err
+	}
+	return t, releaseInProc(filepath.Join(dir, ".git"), owner, "file:"+file)
 }
 
 // houseRun runs one process in dir (stdin from the file in, or none;
@@ -328,6 +353,17 @@ func medOf(ss []houseSample, f func(houseSample) float64) float64 {
 	return medianOf(v)
 }
 
+// sumOf is f(a[i]) + f(b[i]) for every round.
+func sumOf(a, b []houseSample, f func(houseSample) float64) []float64 {
+	v := make([]float64, 0, len(a))
+	for i := range a {
+		if i < len(b) {
+			v = append(v, f(a[i])+f(b[i]))
+		}
+	}
+	return v
+}
+
 func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, runs int) {
 	fmt.Printf("## Issue 27: speed (base %s against this tree; %d interleaved rounds; medians, ms; ratios are medians of per-round ratios)\n", baseRev, runs)
 	fmt.Println("CPU is user + system from wait4 (the primary figure on a shared machine: it ignores time spent waiting for a core);")
@@ -373,6 +409,33 @@ func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, run
 			}
 			fmt.Printf("%-58s %-5s %8.2f %8.2f %8.2f %6.3fx %5s\n", "claim / (git hello + inproc append), "+f.name, z.label,
 				medOf(z.newGclaim, f.f), medOf(z.hello, f.f), medOf(z.inproc, f.f), r, verdict(r <= barHouseLimit))
+		}
+	}
+	header := false
+	for _, z := range sizes {
+		if len(z.cold) == 0 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Println()
+			fmt.Printf("%-58s %-5s %8s %8s %8s %8s %8s\n", "for information: the append in a process of its own", "facts", "claim", "cold", "limit", "claim/cold", "cold/limit")
+		}
+		for _, f := range []struct {
+			name string
+			f    func(houseSample) float64
+		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+			var over, cold []float64
+			for i := range z.newGclaim {
+				if c := f.f(z.cold[i]); c > 0 {
+					over = append(over, f.f(z.newGclaim[i])/c)
+				}
+				if s := f.f(z.hello[i]) + f.f(z.inproc[i]); s > 0 {
+					cold = append(cold, f.f(z.cold[i])/s)
+				}
+			}
+			fmt.Printf("%-58s %-5s %8.2f %8.2f %8.2f %9.3fx %9.3fx\n", "git rally claim, git rallyappend (cold), "+f.name, z.label,
+				medOf(z.newGclaim, f.f), medOf(z.cold, f.f), median(sumOf(z.hello, z.inproc, f.f)), median(over), median(cold))
 		}
 	}
 	fmt.Println()
