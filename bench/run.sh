@@ -243,8 +243,11 @@ house_targets=()
 if [ "$HOUSE" != 0 ]; then
 	for n in $SIZES; do
 		l=$(label "$n")
-		for side in base new; do
-			for c in $(seq "$HOUSE_COPIES"); do
+		# A round uses copy c of both sides; made one after the other, the
+		# two copies of a pair meet the same file-creation costs (bench/README.md,
+		# "Why copies differ").
+		for c in $(seq "$HOUSE_COPIES"); do
+			for side in base new; do
 				copy "$build/plain-$l" "$work/house-$side$c-$l"
 				house_targets+=(-target "$l:$side:$work/house-$side$c-$l")
 			done
