@@ -19,9 +19,28 @@ type Problem struct {
 
 // Doctor checks the ledger at its head: every line parses and carries the
 // id of its content, no id repeats, clocks grow along the first-parent
-// history (up to maxCommits), objects are present, the format is known,
-// and no ref lock file is left over.
+// history (its last ClockTail commits when it is longer than maxCommits),
+// objects are present, the format is known, and no ref lock file is left
+// over.
 func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
+	ps, _, err := l.DoctorWindow(maxCommits)
+	return ps, err
+}
+
+// ClockTail is the number of last commits doctor checks clocks over when
+// the history is longer than its maxCommits, fewer when they added more
+// than clockTailBlobs fact blobs (a blob holds one fact, or a segment's).
+var ClockTail = 1000
+
+// clockTailBlobs bounds the fact blobs the last commits doctor checks
+// clocks over added.
+var clockTailBlobs = 10_000
+
+// DoctorWindow is Doctor that also returns, when the history is longer
+// than maxCommits, the number of its last commits clocks were checked over
+// (0: the whole history; an append is a commit: a busy ledger passes 5,000
+// in days).
+func (l *Ledger) DoctorWindow(maxCommits int) ([]Problem, int, error) {
 	defer l.smallWindows()()
 	defer lowGC()()
 	var ps []Problem
@@ -36,18 +55,18 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	}
 	head, err := l.Head()
 	if err != nil {
-		return append(ps, Problem{Code: "bad-ref", Message: err.Error()}), nil
+		return append(ps, Problem{Code: "bad-ref", Message: err.Error()}), 0, nil
 	}
 	if head.IsZero() {
-		return ps, nil
+		return ps, 0, nil
 	}
 	c, err := l.Store.ReadCommit(head)
 	if err != nil {
-		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), nil
+		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), 0, nil
 	}
 	root, err := l.Store.ReadTree(c.Tree)
 	if err != nil {
-		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), nil
+		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), 0, nil
 	}
 	format := false
 	for _, e := range root {
@@ -70,15 +89,15 @@ func (l *Ledger) Doctor(maxCommits int) ([]Problem, error) {
 	}
 	fps, err := l.doctorFacts(c.Tree)
 	if err != nil {
-		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), nil
+		return append(ps, Problem{Code: "missing-object", Message: err.Error()}), 0, nil
 	}
 	ps = append(ps, fps...)
-	cps, err := l.checkClocks(head, maxCommits)
+	cps, window, err := l.checkClocks(head, maxCommits)
 	if err != nil {
 		ps = append(ps, Problem{Code: "missing-object", Message: err.Error()})
 	}
 	ps = append(ps, cps...)
-	return append(ps, l.doctorCheckpoints()...), nil
+	return append(ps, l.doctorCheckpoints()...), window, nil
 }
 
 // smallWindows has the store's cat-files read in small pack windows,
@@ -132,44 +151,62 @@ func (l *Ledger) doctorStream(n int, fn func(i int, data []byte)) *refs.BlobStre
 	return bs
 }
 
+// clockStep is a commit of the clock walk: its tree, its first parent,
+// and whether it is a merge (a heal counts as one).
+type clockStep struct {
+	tree    refHash
+	parent  refHash
+	isMerge bool
+}
+
 // checkClocks walks the first-parent history from the root and checks that
 // each commit's new facts have clocks above every clock its parent held.
 // Commits and trees are read through one cat-file (in-process, thousands
 // of them would read the pack's index whole), and a step keeps only the
 // trees of the step before (the old side of its diff): every tree read
 // was kept, 45 MB for a thousand appends.
-func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
+// A history longer than maxCommits is checked over its last ClockTail
+// commits, or as many of them as added at most clockTailBlobs blobs
+// (window, their number): the first of them against its parent's tree, each fact
+// against the clocks the window added before it (the clocks of the facts
+// before the window would take a walk of every fact). Past a large pack
+// index its blobs are read through the walk's cat-file, as its trees.
+func (l *Ledger) checkClocks(head refHash, maxCommits int) (ps []Problem, window int, err error) {
 	or, err := l.Store.NewObjectReader()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer or.Close()
-	type step struct {
-		tree    refHash
-		parent  refHash
-		isMerge bool
-	}
-	var chain []step
+	var chain []clockStep
+	prevTree := refHashZero
 	for h := head; !h.IsZero(); {
 		if len(chain) >= maxCommits {
-			return nil, nil // too long to walk here; the other checks still ran
+			// chain[w] is chain[w-1]'s parent: the window's base.
+			w, err := l.clockWindow(or, chain, min(ClockTail, len(chain)-1))
+			if err != nil {
+				return nil, 0, err
+			}
+			prevTree, window, chain = chain[w].tree, w, chain[:w]
+			break
 		}
 		c, err := or.ReadCommit(h)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		s := step{tree: c.Tree, isMerge: len(c.Parents) > 1 || strings.HasPrefix(c.Message, HealPrefix)}
+		s := clockStep{tree: c.Tree, isMerge: len(c.Parents) > 1 || strings.HasPrefix(c.Message, HealPrefix)}
 		if len(c.Parents) > 0 {
 			s.parent = c.Parents[0]
 		}
 		chain = append(chain, s)
 		h = s.parent
 	}
+	readBlob := l.Store.ReadBlob
+	if l.largeIndex() {
+		readBlob = or.ReadBlob // in-process, each would map the pack's index whole
+	}
 	trees := newTreeGens(or.ReadTree)
 	readTree := trees.read
-	var ps []Problem
 	var max int64
-	prevTree := refHashZero
 	for i := len(chain) - 1; i >= 0; i-- {
 		s := chain[i]
 		var fs []clockAt
@@ -182,7 +219,7 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 			fl, seen := &factList{}, 0
 			chunk := func() error {
 				seen += fl.n
-				got, err := l.factClocks(fl.n, seen >= doctorStreamAt, func(i int) (string, refs.Hash) { return fl.path(i), fl.blob(i).hash })
+				got, err := l.factClocks(fl.n, seen >= doctorStreamAt, readBlob, func(i int) (string, refs.Hash) { return fl.path(i), fl.blob(i).hash })
 				for _, f := range got {
 					top = max2(top, f.clock)
 				}
@@ -208,12 +245,12 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 			var added []blobRef
 			added, err = l.diffWith(readTree, prevTree, s.tree, 0)
 			if err != nil && !errors.Is(err, errShrank) {
-				return ps, err
+				return ps, window, err
 			}
-			fs, err = l.factClocks(len(added), len(added) >= doctorStreamAt, func(i int) (string, refs.Hash) { return added[i].path, added[i].hash })
+			fs, err = l.factClocks(len(added), len(added) >= doctorStreamAt, readBlob, func(i int) (string, refs.Hash) { return added[i].path, added[i].hash })
 		}
 		if err != nil {
-			return ps, err
+			return ps, window, err
 		}
 		for _, f := range fs {
 			if !s.isMerge && f.clock <= max {
@@ -229,7 +266,26 @@ func (l *Ledger) checkClocks(head refHash, maxCommits int) ([]Problem, error) {
 		prevTree = s.tree
 		trees.next()
 	}
-	return ps, nil
+	return ps, window, nil
+}
+
+// clockWindow returns how many of chain's newest steps (at most w) added
+// at most clockTailBlobs blobs in all, at least one: their diffs, newest
+// first, trees only.
+func (l *Ledger) clockWindow(or *refs.ObjectReader, chain []clockStep, w int) (int, error) {
+	trees := newTreeGens(or.ReadTree)
+	n := 0
+	for i := 0; i < w; i++ {
+		added, err := l.diffWith(trees.read, chain[i+1].tree, chain[i].tree, 0)
+		if err != nil && !errors.Is(err, errShrank) {
+			return 0, err
+		}
+		if n += len(added); n > clockTailBlobs && i > 0 {
+			return i, nil
+		}
+		trees.next()
+	}
+	return w, nil
 }
 
 func max2(a, b int64) int64 {

@@ -130,7 +130,7 @@ func doctorParts(t *testing.T, l *Ledger, old bool) []Problem {
 		if ps, err = l.doctorFacts(c.Tree); err != nil {
 			t.Fatal(err)
 		}
-		cps, err = l.checkClocks(head, 5000)
+		cps, _, err = l.checkClocks(head, 5000)
 	}
 	if err != nil {
 		t.Fatal(err)
@@ -311,5 +311,94 @@ func TestDoctorHoldsNothingPerFact(t *testing.T) {
 	t.Logf("doctor's live heap over %d chunks (%.0f to %.0f bytes beside the problems): %.2f bytes a fact blob checked", len(at), at[0].live, at[len(at)-1].live, per)
 	if per > 4 {
 		t.Fatalf("doctor holds %.1f bytes a fact, want under 4", per)
+	}
+}
+
+// A history longer than doctor's maxCommits is checked over its last
+// ClockTail commits (it was not checked at all: an append is a commit, and
+// a busy ledger passes 5,000 in days). Each window finds only problems the
+// whole walk finds, the window of all but the first two finds some, and doctor
+// says its check was partial.
+func TestDoctorClocksOverTheLastCommits(t *testing.T) {
+	_, l, now := rebuildLedger(t)
+	genLedger(t, l, rand.New(rand.NewSource(11)), 1500, now)
+	head, err := l.Head()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for h := head; !h.IsZero(); n++ {
+		c, err := l.Store.ReadCommit(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h = refHashZero
+		if len(c.Parents) > 0 {
+			h = c.Parents[0]
+		}
+	}
+	all, window, err := l.checkClocks(head, n)
+	if err != nil || window != 0 {
+		t.Fatalf("whole walk of %d commits: window %d, %v", n, window, err)
+	}
+	whole := map[string]bool{}
+	for _, p := range all {
+		whole[p.Message] = true
+	}
+	defer func(n int) { ClockTail = n }(ClockTail)
+	for k := 1; k < n-1; k++ {
+		ClockTail = k
+		ps, window, err := l.checkClocks(head, k+1)
+		if err != nil || window != k {
+			t.Fatalf("last %d of %d commits: window %d, %v", k, n, window, err)
+		}
+		for _, p := range ps {
+			if p.Code != "clock" || !whole[p.Message] {
+				t.Fatalf("last %d of %d commits: %s: %s, which the whole walk does not find", k, n, p.Code, p.Message)
+			}
+		}
+		if k == n-2 && len(ps) == 0 {
+			t.Fatalf("the last %d of %d commits found no clock problem (the whole walk: %d)", k, n, len(all))
+		}
+	}
+	// Past a large pack index the window's blobs are read through the
+	// walk's cat-file: the same problems.
+	ClockTail = n - 2
+	read := refs.CatFileReads.Load()
+	inProcess, _, err := l.checkClocks(head, n-1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	treesOnly := refs.CatFileReads.Load() - read
+	func() {
+		defer func(b int64) { doctorIndexBytes = b }(doctorIndexBytes)
+		doctorIndexBytes = -1
+		read := refs.CatFileReads.Load()
+		got, _, err := l.checkClocks(head, n-1)
+		if err != nil || !reflect.DeepEqual(got, inProcess) {
+			t.Fatalf("through cat-file: %v\n%s", err, problemDiff(got, inProcess))
+		}
+		if blobs := refs.CatFileReads.Load() - read - treesOnly; blobs < int64(n-2) {
+			t.Fatalf("%d blobs read through cat-file for a window of %d commits", blobs, n-2)
+		}
+	}()
+	// The window stops at clockTailBlobs blobs: with none allowed, it is
+	// the newest commit alone, which has nothing before it to be below.
+	func() {
+		defer func(n int) { clockTailBlobs = n }(clockTailBlobs)
+		clockTailBlobs = 0
+		if got, window, err := l.checkClocks(head, n-1); err != nil || window != 1 || len(got) != 0 {
+			t.Fatalf("a window of one commit: window %d, %v, %d problems", window, err, len(got))
+		}
+	}()
+	ps, window, err := l.DoctorWindow(n - 1)
+	if err != nil || window != n-2 {
+		t.Fatalf("DoctorWindow(%d) of %d commits: window %d, %v", n-1, n, window, err)
+	}
+	if !slices.ContainsFunc(ps, func(p Problem) bool { return p.Code == "clock" }) {
+		t.Fatal("DoctorWindow found no clock problem")
+	}
+	if _, window, _ := l.DoctorWindow(n); window != 0 {
+		t.Fatalf("DoctorWindow of the whole history: window %d", window)
 	}
 }

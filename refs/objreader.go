@@ -8,6 +8,7 @@ import (
 	"io"
 	"os/exec"
 	"strconv"
+	"sync/atomic"
 )
 
 // An ObjectReader reads objects one at a time through one
@@ -97,6 +98,7 @@ func (r *ObjectReader) read(kind string, h Hash) ([]byte, error) {
 		return fail(fmt.Errorf("cat-file: output ends inside %s", h))
 	}
 	ObjectsRead.Add(1)
+	CatFileReads.Add(1)
 	InflatedBytes.Add(int64(n))
 	if typ != kind {
 		return nil, fmt.Errorf("%s %s: is a %s: %w", kind, h, typ, ErrNotFound)
@@ -116,6 +118,12 @@ func (r *ObjectReader) ReadTree(h Hash) ([]Entry, error) {
 	}
 	return out, nil
 }
+
+// CatFileReads counts the objects ObjectReaders read (tests count them).
+var CatFileReads atomic.Int64
+
+// ReadBlob returns a blob's content.
+func (r *ObjectReader) ReadBlob(h Hash) ([]byte, error) { return r.read("blob", h) }
 
 // ReadCommit reads a commit.
 func (r *ObjectReader) ReadCommit(h Hash) (Commit, error) {

@@ -48,7 +48,16 @@ type doctorJSON struct {
 	// Signatures counts the verdicts of every fact (with signing or an
 	// allowed-signers file configured).
 	Signatures map[string]int `json:"signatures,omitempty"`
+	// ClockWindow is the number of last commits clocks were checked over
+	// when the history is longer than doctorMaxCommits (0: the whole
+	// history).
+	ClockWindow int `json:"clock_window,omitempty"`
 }
+
+// doctorMaxCommits is the longest history doctor checks clocks along
+// from its root; a longer one is checked over its last commits
+// (ledger.ClockTail, fewer when they added many fact blobs).
+var doctorMaxCommits = 5000
 
 type doctorOptions struct {
 	reap, apply, repair bool
@@ -94,7 +103,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 			return err
 		}
 	}
-	problems, err := l.Doctor(5000)
+	problems, window, err := l.DoctorWindow(doctorMaxCommits)
 	if err != nil {
 		return err
 	}
@@ -148,6 +157,7 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		out.Repaired = healed.Facts
 	}
 	out.Sealed, out.Unsealed = sealed.Segments, unsealed
+	out.ClockWindow = window
 	out.OK = len(out.Problems) == 0
 	if opts.j.On() {
 		if err := f.PrintJSON(&opts.j, out); err != nil {
@@ -162,6 +172,9 @@ func runDoctor(f *factory, opts *doctorOptions) error {
 		}
 		if out.Sealed > 0 {
 			fmt.Fprintf(f.Out, "sealed: wrote the segment blobs of %s in %s\n", plural(out.Sealed, "closed segment"), sealed.Head)
+		}
+		if out.ClockWindow > 0 {
+			fmt.Fprintf(f.Out, "note: clocks checked over the last %d commits (the history is longer than %d)\n", out.ClockWindow, doctorMaxCommits)
 		}
 		if out.Unsealed > 0 {
 			fmt.Fprintf(f.Out, "note: %s without a segment blob (written before appends wrote them): a cold read reads their facts one by one; git rally doctor --repair writes them\n", plural(out.Unsealed, "closed segment"))
