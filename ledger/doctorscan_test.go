@@ -318,7 +318,7 @@ func TestDoctorHoldsNothingPerFact(t *testing.T) {
 // ClockTail commits (it was not checked at all: an append is a commit, and
 // a busy ledger passes 5,000 in days). Each window finds only problems the
 // whole walk finds, the window of all but the first two finds some, and doctor
-// says its check was partial.
+// returns the window's size (0 for the whole history).
 func TestDoctorClocksOverTheLastCommits(t *testing.T) {
 	_, l, now := rebuildLedger(t)
 	genLedger(t, l, rand.New(rand.NewSource(11)), 1500, now)

@@ -167,7 +167,7 @@ func runHouse(args []string) error {
 			}
 			// The limit's appends run on the copy the new binary used
 			// this round, as its git rally claim did (copies differ:
-			// below), and the base binary makes as many on its copy,
+			// bench/README.md), and the base binary makes as many on its copy,
 			// untimed, so that both sides' copies get the same appends.
 			newDir, _, _ := z.new.pick(round)
 			t, err := houseRun(helloEnv, newDir, "", "git", "hello")
