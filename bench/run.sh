@@ -30,7 +30,11 @@
 #             the in-process append (≤ 1.2); the hot binary's size (≤ 16 MB);
 #             for information, git rallyappend (bench/cmd/rallyappend: the
 #             same append in a static binary that links nothing else) beside
-#             both, to split the gap into git-rally's own and a new process's.
+#             both, to split the gap into git-rally's own and a new process's;
+#             and git rally claim, git hello and git rallyappend again, each
+#             started under a timer slack of 5 ms (SLACK; 0: not), which shows
+#             what the Go runtime's sysmon polls cost a process that lives
+#             milliseconds (bench/README.md, "sysmon").
 #             HOUSE=only skips everything else (only the plain ledgers are built)
 #   ISSUE2=1  also issue 2's scenarios: tidy (a projection that does not
 #             grow), bighist (the ledger beside a 140 MB packed history),
@@ -52,6 +56,8 @@ RUNS=${RUNS:-41}
 HOUSE=${HOUSE:-0}
 BASE=${BASE:-9670970}
 HOUSE_RUNS=${HOUSE_RUNS:-$RUNS}
+# the timer slack of the house table's sysmon rows (0: none)
+SLACK=${SLACK:-5ms}
 # copies of each ledger per binary in the house table, used in turn: with 2,
 # one run measured claims and hooks at 1k 1.06-1.15x slower with the new binary,
 # and 0.93-0.98x with 4 (copies made seconds apart differ, see bench/ab.sh)
@@ -311,7 +317,7 @@ if [ "$HOUSE" != 0 ]; then
 		house_bins+=(-base "$work/house-bin/base$c" -new "$work/house-bin/new$c")
 	done
 	rallybench house "${house_bins[@]}" -hello "$work/hello-bin" -server "$bin/git-rally-server" \
-		-base-rev "$BASE" -runs "$HOUSE_RUNS" "${house_targets[@]}"
+		-base-rev "$BASE" -runs "$HOUSE_RUNS" -slack "$SLACK" "${house_targets[@]}"
 	echo
 fi
 echo "total $(secs_since "$start"); load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -60,14 +60,17 @@ func (s *houseSide) pick(round int) (dir, bin string, env []string) {
 type houseSample struct{ wall, cpu float64 } // ms
 
 type houseSize struct {
-	label      string
-	base, new  *houseSide
-	hello      []houseSample // git hello (git's wrapper + a static hello world)
-	inproc     []houseSample // ledger.Open + Append(claim) + Close in this process
-	cold       []houseSample // git rallyappend: the same append in a static binary of its own, for information
-	newGclaim  []houseSample // the new binary's git rally claim, same index as hello and inproc
-	rounds     int
-	payloadDir string
+	label     string
+	base, new *houseSide
+	hello     []houseSample // git hello (git's wrapper + a static hello world)
+	inproc    []houseSample // ledger.Open + Append(claim) + Close in this process
+	cold      []houseSample // git rallyappend: the same append in a static binary of its own, for information
+	newGclaim []houseSample // the new binary's git rally claim, same index as hello and inproc
+	// for information, each started under a timer slack (-slack): the new
+	// binary's git rally claim, git hello and git rallyappend
+	slackGclaim, slackHello, slackCold []houseSample
+	rounds                             int
+	payloadDir                         string
 }
 
 // runHouse is "rallybench house": issue 27's speed table. Every round
@@ -84,6 +87,7 @@ func runHouse(args []string) error {
 	server := fl.String("server", "", "the new git-rally-server binary (its size is printed)")
 	baseRev := fl.String("base-rev", "", "the base revision (printed)")
 	runs := fl.Int("runs", 61, "rounds")
+	slack := fl.Duration("slack", 5*time.Millisecond, "also time git rally claim, git hello and git rallyappend started under this timer slack, for information (0: not)")
 	var sizes []*houseSize
 	fl.Func("target", "size:base|new:repository, repeated (several copies per side are used in turn)", func(v string) error {
 		p := strings.SplitN(v, ":", 3)
@@ -183,7 +187,14 @@ func runHouse(args []string) error {
 				return fmt.Errorf("%s git rallyappend: %w", z.label, err)
 			}
 			z.cold = append(z.cold, t)
-			for _, c := range []string{"inproc", "cold"} {
+			balance := []string{"inproc", "cold"}
+			if *slack > 0 {
+				if err := z.underSlack(*slack, helloEnv, newDir, round); err != nil {
+					return err
+				}
+				balance = append(balance, "slack-claim", "slack-cold")
+			}
+			for _, c := range balance {
 				if _, err := z.run(z.base, "balance-"+c, round); err != nil {
 					return fmt.Errorf("%s base %s: %w", z.label, c, err)
 				}
@@ -192,8 +203,30 @@ func runHouse(args []string) error {
 		}
 		fmt.Fprintf(os.Stderr, "rallybench house: round %d/%d done (%s elapsed)\n", round+1, *runs, time.Since(started).Round(time.Second))
 	}
-	houseTable(sizes, baseBins[0], newBins[0], *server, *baseRev, *runs)
+	houseTable(sizes, baseBins[0], newBins[0], *server, *baseRev, *runs, *slack)
 	return nil
+}
+
+// underSlack times, for information, the new binary's git rally claim,
+// git hello and git rallyappend again, each started under a timer slack of
+// slack (withTimerSlack), on dir, the copy of this round's limit.
+func (z *houseSize) underSlack(slack time.Duration, helloEnv []string, dir string, round int) error {
+	return withTimerSlack(slack, func() error {
+		t, err := z.run(z.new, "gclaim-slack", round)
+		if err != nil {
+			return fmt.Errorf("%s git rally claim under a timer slack: %w", z.label, err)
+		}
+		z.slackGclaim = append(z.slackGclaim, t)
+		if t, err = houseRun(helloEnv, dir, "", "git", "hello"); err != nil {
+			return fmt.Errorf("git hello under a timer slack: %w", err)
+		}
+		z.slackHello = append(z.slackHello, t)
+		if t, err = z.coldAppend(helloEnv, dir, round); err != nil {
+			return fmt.Errorf("%s git rallyappend under a timer slack: %w", z.label, err)
+		}
+		z.slackCold = append(z.slackCold, t)
+		return nil
+	})
 }
 
 // run times one case with one side's binary on its copy for this round,
@@ -203,10 +236,10 @@ func (z *houseSize) run(s *houseSide, c string, round int) (houseSample, error) 
 	bin := filepath.Join(bindir, "git-rally")
 	file := fmt.Sprintf("src/house/%s-%d.go", c, round)
 	switch c {
-	case "claim", "gclaim", "balance-inproc", "balance-cold":
+	case "claim", "gclaim", "gclaim-slack", "balance-inproc", "balance-cold", "balance-slack-claim", "balance-slack-cold":
 		var t houseSample
 		var err error
-		if c != "gclaim" {
+		if c != "gclaim" && c != "gclaim-slack" {
 			t, err = houseRun(env, dir, "", bin, "claim", file, "--tool", "bench:house")
 		} else {
 			t, err = houseRun(env, dir, "", "git", "rally", "claim", file, "--tool", "bench:house")
@@ -364,7 +397,7 @@ func sumOf(a, b []houseSample, f func(houseSample) float64) []float64 {
 	return v
 }
 
-func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, runs int) {
+func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, runs int, slack time.Duration) {
 	fmt.Printf("## Issue 27: speed (base %s against this tree; %d interleaved rounds; medians, ms; ratios are medians of per-round ratios)\n", baseRev, runs)
 	fmt.Println("CPU is user + system from wait4 (the primary figure on a shared machine: it ignores time spent waiting for a core);")
 	fmt.Println("wall is printed beside it. A verdict is given on each; the bar holds when the CPU verdict is ok.")
@@ -436,6 +469,35 @@ func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, run
 			}
 			fmt.Printf("%-58s %-5s %8.2f %8.2f %8.2f %9.3fx %9.3fx\n", "git rally claim, git rallyappend (cold), "+f.name, z.label,
 				medOf(z.newGclaim, f.f), medOf(z.cold, f.f), median(sumOf(z.hello, z.inproc, f.f)), median(over), median(cold))
+		}
+	}
+	header = false
+	for _, z := range sizes {
+		if len(z.slackGclaim) == 0 {
+			continue
+		}
+		if !header {
+			header = true
+			fmt.Println()
+			fmt.Printf("for information: sysmon's polls. git rally claim, git hello and git rallyappend again, each started under a timer slack\n")
+			fmt.Printf("of %v (the default is 50µs), which its threads inherit: the Go runtime's sysmon sleeps 20 µs at a time for its\n", slack)
+			fmt.Printf("first fifty rounds, and these sleeps now merge (bench/README.md, \"sysmon\"); the in-process append as above\n")
+			fmt.Printf("%-58s %-5s %8s %8s %8s %7s %8s %8s\n", "", "facts", "claim", "git hello", "inproc", "ratio", "saved", "cold/limit")
+		}
+		for _, f := range []struct {
+			name string
+			f    func(houseSample) float64
+		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+			var ratio, saved, cold []float64
+			for i := range z.slackGclaim {
+				if s := f.f(z.slackHello[i]) + f.f(z.inproc[i]); s > 0 {
+					ratio = append(ratio, f.f(z.slackGclaim[i])/s)
+					cold = append(cold, f.f(z.slackCold[i])/s)
+				}
+				saved = append(saved, f.f(z.newGclaim[i])-f.f(z.slackGclaim[i]))
+			}
+			fmt.Printf("%-58s %-5s %8.2f %8.2f %8.2f %6.3fx %8.2f %9.3fx\n", "under the slack: claim / (git hello + inproc), "+f.name, z.label,
+				medOf(z.slackGclaim, f.f), medOf(z.slackHello, f.f), medOf(z.inproc, f.f), median(ratio), median(saved), median(cold))
 		}
 	}
 	fmt.Println()
