@@ -378,6 +378,12 @@ func pairRatio(a, b []houseSample, f func(houseSample) float64) float64 {
 func wallOf(s houseSample) float64 { return s.wall }
 func cpuOf(s houseSample) float64  { return s.cpu }
 
+// houseFigures are the two figures every table row is printed for.
+var houseFigures = []struct {
+	name string
+	f    func(houseSample) float64
+}{{"cpu", cpuOf}, {"wall", wallOf}}
+
 func medOf(ss []houseSample, f func(houseSample) float64) float64 {
 	v := make([]float64, len(ss))
 	for i, s := range ss {
@@ -426,10 +432,7 @@ func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, run
 	fmt.Println()
 	fmt.Printf("%-58s %-5s %8s %8s %8s %7s %5s\n", "physical limit (bar ≤ 1.2)", "facts", "claim", "git hello", "inproc", "ratio", "")
 	for _, z := range sizes {
-		for _, f := range []struct {
-			name string
-			f    func(houseSample) float64
-		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+		for _, f := range houseFigures {
 			var v []float64
 			for i := range z.newGclaim {
 				if s := f.f(z.hello[i]) + f.f(z.inproc[i]); s > 0 {
@@ -454,10 +457,7 @@ func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, run
 			fmt.Println()
 			fmt.Printf("%-58s %-5s %8s %8s %8s %8s %8s\n", "for information: the append in a process of its own", "facts", "claim", "cold", "limit", "claim/cold", "cold/limit")
 		}
-		for _, f := range []struct {
-			name string
-			f    func(houseSample) float64
-		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+		for _, f := range houseFigures {
 			var over, cold []float64
 			for i := range z.newGclaim {
 				if c := f.f(z.cold[i]); c > 0 {
@@ -484,10 +484,7 @@ func houseTable(sizes []*houseSize, baseBin, newBin, server, baseRev string, run
 			fmt.Printf("first fifty rounds, and these sleeps now merge (bench/README.md, \"sysmon\"); the in-process append as above\n")
 			fmt.Printf("%-58s %-5s %8s %8s %8s %7s %8s %8s\n", "", "facts", "claim", "git hello", "inproc", "ratio", "saved", "cold/limit")
 		}
-		for _, f := range []struct {
-			name string
-			f    func(houseSample) float64
-		}{{"cpu", cpuOf}, {"wall", wallOf}} {
+		for _, f := range houseFigures {
 			var ratio, saved, cold []float64
 			for i := range z.slackGclaim {
 				if s := f.f(z.slackHello[i]) + f.f(z.inproc[i]); s > 0 {
