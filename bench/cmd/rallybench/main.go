@@ -11,6 +11,7 @@
 //	rallybench writers -dir REPO [-bin git-rally] [-writers 8] [-each 200]   (concurrent appends, then checks)
 //	rallybench clones  -dir WORK [-bin git-rally] [-clones 50] [-rounds 3] [-alone 20]   (clones syncing through one git daemon)
 //	rallybench signab  -dir REPO [-bin git-rally] [-runs N]   (signed against unsigned claims)
+//	rallybench slack   DURATION COMMAND [ARG...]   (executes COMMAND under that timer slack)
 package main
 
 import (
@@ -46,6 +47,8 @@ func main() {
 		err = runClones(os.Args[2:])
 	case "signab":
 		err = runSignAB(os.Args[2:])
+	case "slack":
+		err = runSlack(os.Args[2:])
 	default:
 		usage()
 	}

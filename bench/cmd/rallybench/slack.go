@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"runtime"
 	"syscall"
 	"time"
@@ -31,4 +33,27 @@ func withTimerSlack(slack time.Duration, f func() error) error {
 	}
 	defer syscall.RawSyscall(syscall.SYS_PRCTL, prSetTimerSlack, old, 0)
 	return f()
+}
+
+// runSlack is "rallybench slack DURATION COMMAND [ARG...]": it sets its
+// timer slack to DURATION and executes COMMAND in its place, so that the
+// command and every thread it makes run with that slack (bench/README.md,
+// "sysmon": `perf stat` and `rallybench rusage` of a claim at two slacks).
+func runSlack(args []string) error {
+	if len(args) < 2 {
+		return fmt.Errorf("usage: rallybench slack DURATION COMMAND [ARG...]")
+	}
+	slack, err := time.ParseDuration(args[0])
+	if err != nil || slack <= 0 {
+		return fmt.Errorf("slack: want a duration above 0, got %q", args[0])
+	}
+	path, err := exec.LookPath(args[1])
+	if err != nil {
+		return err
+	}
+	// The thread that executes is the one whose slack was set: execve
+	// keeps it, and the other threads end.
+	return withTimerSlack(slack, func() error {
+		return syscall.Exec(path, args[1:], os.Environ())
+	})
 }
